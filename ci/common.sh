@@ -1,0 +1,61 @@
+# Shared helpers for the ci/ scripts. Source it; do not run it.
+set -euo pipefail
+
+# Always run from the repository root.
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+step() {
+    printf '\n==> %s\n' "$*"
+}
+
+# Runs apt-get as root or through sudo, updating the package lists once.
+apt_install() {
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    if [ -z "${DINAH_APT_UPDATED:-}" ]; then
+        $sudo apt-get update -qq
+        export DINAH_APT_UPDATED=1
+    fi
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+# True when rustc has a prebuilt `core` for target $1.
+has_target_core() {
+    local libdir
+    libdir=$(rustc --print target-libdir --target "$1" 2>/dev/null) || return 1
+    compgen -G "$libdir/libcore-*.rlib" >/dev/null
+}
+
+# Makes no_std targets buildable and sets EMBEDDED_CARGO (a command prefix)
+# and EMBEDDED_FLAGS. Route 1: rustup's prebuilt targets. Route 2: Debian's
+# rustc-web with -Zbuild-std=core.
+setup_embedded_toolchain() {
+    local targets=("$@") missing=()
+    if [ -z "${DINAH_FORCE_DEBIAN_TOOLCHAIN:-}" ]; then
+        for t in "${targets[@]}"; do
+            has_target_core "$t" || missing+=("$t")
+        done
+        if [ ${#missing[@]} -gt 0 ]; then
+            timeout 120 rustup target add "${missing[@]}" >/dev/null 2>&1 || true
+        fi
+        missing=()
+        for t in "${targets[@]}"; do
+            has_target_core "$t" || missing+=("$t")
+        done
+        if [ ${#missing[@]} -eq 0 ]; then
+            EMBEDDED_CARGO=(cargo)
+            EMBEDDED_FLAGS=()
+            echo "embedded toolchain: rustup targets (${targets[*]})"
+            return
+        fi
+        echo "rustup could not provide: ${missing[*]}; falling back to Debian's toolchain"
+    fi
+    if ! [ -x /usr/bin/rustc ] || ! [ -d /usr/lib/rustlib/src/rust/library/core ]; then
+        apt_install rustc-web cargo-web rust-web-src
+    fi
+    EMBEDDED_CARGO=(env PATH="/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 /usr/bin/cargo)
+    EMBEDDED_FLAGS=(-Zbuild-std=core)
+    echo "embedded toolchain: Debian $(/usr/bin/rustc --version) with -Zbuild-std=core"
+}

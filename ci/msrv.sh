@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Checks that dinah-core builds with the declared rust-version.
+source "$(dirname "$0")/common.sh"
+
+msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+step "dinah-core with Rust $msrv (the declared rust-version)"
+rustup toolchain list | grep -q "^$msrv" || timeout 300 rustup toolchain install "$msrv" --profile minimal
+cargo "+$msrv" check -p dinah-core
+cargo "+$msrv" check -p dinah-core --features defmt
+cargo "+$msrv" check -p dinah-std

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The one command that checks everything CI checks. It installs what it needs
+# on a fresh Debian machine that has only rustup's stable toolchain.
+#
+#   ./ci/test.sh            everything
+#   ./ci/test.sh lint       one part: lint, host-tests, loom, msrv, embedded, bench-build
+source "$(dirname "$0")/common.sh"
+
+parts=(lint host-tests loom msrv embedded bench-build)
+[ $# -gt 0 ] && parts=("$@")
+
+rm -f target/ci-test-counts
+started=$SECONDS
+for part in "${parts[@]}"; do
+    case "$part" in
+        bench-build)
+            step "cargo bench --no-run (benchmarks must keep compiling)"
+            cargo bench --no-run
+            ;;
+        *)
+            bash "ci/$part.sh"
+            ;;
+    esac
+    echo "ci: $part done at $((SECONDS - started)) s"
+done
+echo "ci: all parts passed (${parts[*]}) in $((SECONDS - started)) s"
+if [ -f target/ci-test-counts ]; then
+    read -r passed failed < target/ci-test-counts
+    echo "tests: $passed passed, $failed failed"
+fi

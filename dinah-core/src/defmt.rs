@@ -1,0 +1,209 @@
+//! `defmt::Format` for every public type, behind the `defmt` feature.
+//!
+//! Kept together here so the formatting matches `Debug`/`Display` in one
+//! place. Types holding closures (queues, push errors) show their fill level
+//! or variant only, so they need no bound on what they hold.
+
+use defmt::{Format, Formatter, write};
+
+use crate::{
+    CancellationToken, CoreConfig, CoreError, CoreId, CoreIdError, Executor, InvalidTaskTransition,
+    LifecycleState, MetricsSnapshot, QueuePushError, RuntimeMetrics, Scheduler, TaskFailure,
+    TaskFailureKind, TaskId, TaskIdError, TaskQueue, TaskState, TraceEvent, TraceEventKind,
+    TraceRecordError, TraceRing, WorkerId, WorkerIdError,
+};
+
+macro_rules! format_id {
+    ($($id:ident, $error:ident, $domain:literal;)*) => {$(
+        impl Format for $id {
+            fn format(&self, f: Formatter<'_>) {
+                write!(f, "{}({=u64})", stringify!($id), self.get());
+            }
+        }
+
+        impl Format for $error {
+            fn format(&self, f: Formatter<'_>) {
+                write!(f, "{} ID must be non-zero", $domain);
+            }
+        }
+    )*};
+}
+
+format_id! {
+    CoreId, CoreIdError, "core";
+    TaskId, TaskIdError, "task";
+    WorkerId, WorkerIdError, "worker";
+}
+
+impl Format for CoreError {
+    fn format(&self, f: Formatter<'_>) {
+        match self {
+            Self::ZeroMaxWorkers => write!(f, "max_workers must be at least 1"),
+            Self::InvalidLifecycleTransition { from, to } => {
+                write!(f, "lifecycle cannot go from {} to {}", from, to);
+            }
+        }
+    }
+}
+
+impl Format for CoreConfig {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "CoreConfig {{ max_workers: {=usize} }}",
+            self.max_workers().get()
+        );
+    }
+}
+
+impl Format for LifecycleState {
+    fn format(&self, f: Formatter<'_>) {
+        let name = match self {
+            Self::Created => "Created",
+            Self::Running => "Running",
+            Self::Stopping => "Stopping",
+            Self::Stopped => "Stopped",
+        };
+        write!(f, "{=str}", name);
+    }
+}
+
+impl Format for TaskState {
+    fn format(&self, f: Formatter<'_>) {
+        let name = match self {
+            Self::Pending => "Pending",
+            Self::Running => "Running",
+            Self::Completed => "Completed",
+            Self::Failed => "Failed",
+            Self::Cancelled => "Cancelled",
+        };
+        write!(f, "{=str}", name);
+    }
+}
+
+impl Format for InvalidTaskTransition {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "task state cannot go from {} to {}",
+            self.from(),
+            self.to()
+        );
+    }
+}
+
+impl Format for TaskFailureKind {
+    fn format(&self, f: Formatter<'_>) {
+        match self {
+            Self::ReturnedError => write!(f, "task returned an error"),
+        }
+    }
+}
+
+impl<E: Format> Format for TaskFailure<E> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "{}: {}", self.kind(), self.error());
+    }
+}
+
+impl<T> Format for QueuePushError<T> {
+    fn format(&self, f: Formatter<'_>) {
+        match self {
+            Self::Full(_) => write!(f, "Full(..)"),
+        }
+    }
+}
+
+impl<T, const N: usize> Format for TaskQueue<T, N> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "TaskQueue {{ len: {=usize}, capacity: {=usize} }}",
+            self.len(),
+            N
+        );
+    }
+}
+
+impl Format for CancellationToken {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "CancellationToken {{ requested: {=bool} }}",
+            self.is_cancellation_requested()
+        );
+    }
+}
+
+impl Format for MetricsSnapshot {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "submitted={=u64} started={=u64} completed={=u64} failed={=u64} cancel_requested={=u64} cancel_acknowledged={=u64}",
+            self.submitted,
+            self.started,
+            self.completed,
+            self.failed,
+            self.cancellation_requested,
+            self.cancellation_acknowledged
+        );
+    }
+}
+
+impl Format for RuntimeMetrics {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "RuntimeMetrics {{ {} }}", self.snapshot());
+    }
+}
+
+impl Format for TraceEventKind {
+    fn format(&self, f: Formatter<'_>) {
+        let name = match self {
+            Self::Submitted => "Submitted",
+            Self::Started => "Started",
+            Self::Completed => "Completed",
+            Self::Failed => "Failed",
+            Self::CancellationRequested => "CancellationRequested",
+            Self::CancellationAcknowledged => "CancellationAcknowledged",
+        };
+        write!(f, "{=str}", name);
+    }
+}
+
+impl Format for TraceEvent {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "{} {}", self.task, self.kind);
+    }
+}
+
+impl Format for TraceRecordError {
+    fn format(&self, f: Formatter<'_>) {
+        match self {
+            Self::Full(event) => write!(f, "trace ring is full; refused {}", event),
+        }
+    }
+}
+
+impl<const N: usize> Format for TraceRing<N> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "TraceRing {{ len: {=usize}, capacity: {=usize}, rejected: {=u64} }}",
+            self.len(),
+            N,
+            self.rejected()
+        );
+    }
+}
+
+impl Format for Executor {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "Executor");
+    }
+}
+
+impl Format for Scheduler {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "Scheduler");
+    }
+}

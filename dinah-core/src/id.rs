@@ -1,0 +1,219 @@
+//! Typed identifiers: [`CoreId`], [`TaskId`] and [`WorkerId`].
+//!
+//! Each is a distinct newtype over a non-zero `u64`. Zero is reserved as the
+//! invalid value, and each type rejects it with an error of its own. The three
+//! types never convert into one another, so an ID from one domain cannot be
+//! passed where another domain's ID is expected:
+//!
+//! ```compile_fail,E0308
+//! use dinah_core::{TaskId, WorkerId};
+//!
+//! fn assign(worker: WorkerId) -> u64 { worker.get() }
+//!
+//! let task = TaskId::new(7).unwrap();
+//! assign(task); // error: expected `WorkerId`, found `TaskId`
+//! ```
+//!
+//! # What an ID does not promise
+//!
+//! Constructing an ID allocates nothing and registers nothing. An ID does not
+//! prove that the task, worker or core it names exists, is running, or is
+//! unique: the component that hands out IDs is responsible for never giving
+//! the same value to two live resources of one runtime. No process-wide or
+//! cross-process uniqueness is implied.
+
+use core::fmt;
+use core::num::NonZeroU64;
+
+macro_rules! typed_id {
+    (
+        $(#[$type_doc:meta])*
+        $name:ident,
+        $(#[$error_doc:meta])*
+        $error:ident,
+        $domain:literal
+    ) => {
+        $(#[$type_doc])*
+        #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+        pub struct $name(NonZeroU64);
+
+        impl $name {
+            /// The smallest valid identifier, `1`.
+            pub const MIN: Self = Self(NonZeroU64::MIN);
+            /// The largest valid identifier, `u64::MAX`.
+            pub const MAX: Self = Self(NonZeroU64::MAX);
+
+            #[doc = concat!("Wraps `value` as a ", $domain, " identifier.")]
+            ///
+            /// This validates the number only: it allocates nothing, registers
+            /// nothing and does not check uniqueness.
+            ///
+            /// # Errors
+            ///
+            #[doc = concat!("Returns [`", stringify!($error), "`] when `value` is zero.")]
+            pub const fn new(value: u64) -> Result<Self, $error> {
+                match NonZeroU64::new(value) {
+                    Some(value) => Ok(Self(value)),
+                    None => Err($error),
+                }
+            }
+
+            /// Returns the numeric value, which is never zero.
+            #[must_use]
+            pub const fn get(self) -> u64 {
+                self.0.get()
+            }
+        }
+
+        impl fmt::Display for $name {
+            /// Writes the bare number, for example `42`.
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Display::fmt(&self.0, f)
+            }
+        }
+
+        impl TryFrom<u64> for $name {
+            type Error = $error;
+
+            fn try_from(value: u64) -> Result<Self, Self::Error> {
+                Self::new(value)
+            }
+        }
+
+        impl From<$name> for u64 {
+            fn from(id: $name) -> u64 {
+                id.get()
+            }
+        }
+
+        impl From<$name> for NonZeroU64 {
+            fn from(id: $name) -> NonZeroU64 {
+                id.0
+            }
+        }
+
+        impl From<NonZeroU64> for $name {
+            fn from(value: NonZeroU64) -> Self {
+                Self(value)
+            }
+        }
+
+        $(#[$error_doc])*
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+        pub struct $error;
+
+        impl fmt::Display for $error {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(concat!($domain, " ID must be non-zero"))
+            }
+        }
+
+        impl core::error::Error for $error {}
+    };
+}
+
+typed_id! {
+    /// Identifies one core-level resource of a runtime.
+    ///
+    /// A non-zero `u64`. It is a different type from [`TaskId`] and
+    /// [`WorkerId`] and never stands for either.
+    CoreId,
+    /// [`CoreId::new`] was given zero, the reserved invalid value.
+    CoreIdError,
+    "core"
+}
+
+typed_id! {
+    /// Identifies one logical task.
+    ///
+    /// A non-zero `u64` that stays the same for the task's whole life. It
+    /// names a task; it does not hold the task's state, prove the task was
+    /// accepted, or grant access to its result.
+    TaskId,
+    /// [`TaskId::new`] was given zero, the reserved invalid value.
+    TaskIdError,
+    "task"
+}
+
+typed_id! {
+    /// Identifies one worker, an execution resource.
+    ///
+    /// A non-zero `u64`, stable for the worker's lifetime. It says nothing
+    /// about the worker's liveness, thread or current task.
+    WorkerId,
+    /// [`WorkerId::new`] was given zero, the reserved invalid value.
+    WorkerIdError,
+    "worker"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::hash_map::DefaultHasher;
+    use std::format;
+    use std::hash::{Hash, Hasher};
+    use std::string::ToString;
+
+    fn hash_of<T: Hash>(value: &T) -> u64 {
+        let mut hasher = DefaultHasher::new();
+        value.hash(&mut hasher);
+        hasher.finish()
+    }
+
+    #[test]
+    fn zero_is_rejected_with_each_domains_error() {
+        assert_eq!(CoreId::new(0), Err(CoreIdError));
+        assert_eq!(TaskId::new(0), Err(TaskIdError));
+        assert_eq!(WorkerId::new(0), Err(WorkerIdError));
+        assert_eq!(TaskId::try_from(0), Err(TaskIdError));
+    }
+
+    #[test]
+    fn boundary_values_round_trip() {
+        for value in [1, 2, u64::MAX - 1, u64::MAX] {
+            assert_eq!(CoreId::new(value).unwrap().get(), value);
+            assert_eq!(TaskId::new(value).unwrap().get(), value);
+            assert_eq!(WorkerId::new(value).unwrap().get(), value);
+            assert_eq!(u64::from(TaskId::try_from(value).unwrap()), value);
+        }
+        assert_eq!(TaskId::MIN.get(), 1);
+        assert_eq!(WorkerId::MAX.get(), u64::MAX);
+    }
+
+    #[test]
+    fn construction_is_usable_in_const_context() {
+        const ID: Result<TaskId, TaskIdError> = TaskId::new(9);
+        assert_eq!(ID.unwrap().get(), 9);
+    }
+
+    #[test]
+    fn display_is_the_bare_number_and_errors_name_their_domain() {
+        assert_eq!(TaskId::new(42).unwrap().to_string(), "42");
+        assert_eq!(format!("{:>4}", WorkerId::new(7).unwrap()), "   7");
+        assert_eq!(CoreIdError.to_string(), "core ID must be non-zero");
+        assert_eq!(TaskIdError.to_string(), "task ID must be non-zero");
+        assert_eq!(WorkerIdError.to_string(), "worker ID must be non-zero");
+    }
+
+    #[test]
+    fn equality_order_and_hash_follow_the_number() {
+        let a = TaskId::new(3).unwrap();
+        let b = TaskId::new(3).unwrap();
+        let c = TaskId::new(4).unwrap();
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert!(a < c && c > b);
+        assert_eq!(hash_of(&a), hash_of(&b));
+        let mut sorted = [c, a, TaskId::MIN];
+        sorted.sort();
+        assert_eq!(sorted, [TaskId::MIN, a, c]);
+    }
+
+    #[test]
+    fn errors_implement_core_error() {
+        fn is_error<E: core::error::Error>(_: &E) {}
+        is_error(&CoreIdError);
+        is_error(&TaskIdError);
+        is_error(&WorkerIdError);
+    }
+}

@@ -1,0 +1,78 @@
+//! The `no_std`, heap-free core of the dinah task runtime.
+//!
+//! Everything here is a small explicit primitive that a firmware binary can
+//! put in a `static` or on the stack. Nothing allocates, nothing starts a
+//! thread, and nothing happens behind the caller's back: the executor and the
+//! scheduler run tasks only when called, and metrics and tracing record only
+//! what the caller records.
+//!
+//! | module | holds |
+//! | --- | --- |
+//! | [`id`] | [`CoreId`], [`TaskId`], [`WorkerId`] and their zero-value errors |
+//! | [`config`] | [`CoreConfig`], [`CoreError`] and [`LifecycleState`] |
+//! | [`state`] | [`TaskState`] and [`InvalidTaskTransition`] |
+//! | [`failure`] | [`TaskFailure`] and [`TaskFailureKind`] |
+//! | [`queue`] | the [`FifoQueue`] trait, [`TaskQueue`] and [`QueuePushError`] |
+//! | [`cancel`] | [`CancellationToken`] |
+//! | [`metrics`] | [`RuntimeMetrics`] and [`MetricsSnapshot`] |
+//! | [`trace`] | [`TraceRing`], [`TraceEvent`], [`TraceEventKind`] and [`TraceRecordError`] |
+//! | [`executor`] | [`Executor`] |
+//! | [`scheduler`] | [`Scheduler`] |
+//!
+//! # What the binary chooses
+//!
+//! The library never picks a `critical-section` implementation and never turns
+//! on `portable-atomic`'s `critical-section` or `unsafe-assume-single-core`
+//! features. A firmware binary does both for its board; on a target without
+//! atomic compare-and-swap (`thumbv6m-none-eabi`) it must enable
+//! `portable-atomic/critical-section`. A hosted binary that uses [`TraceRing`]
+//! enables `critical-section/std`.
+//!
+//! # Example
+//!
+//! ```
+//! use dinah_core::{Scheduler, TaskQueue};
+//!
+//! fn one() -> u32 { 1 }
+//! fn two() -> u32 { 2 }
+//!
+//! let mut queue: TaskQueue<fn() -> u32, 4> = TaskQueue::new();
+//! queue.try_push(one as fn() -> u32).unwrap();
+//! queue.try_push(two).unwrap();
+//!
+//! let mut results = [0; 2];
+//! let ran = Scheduler::drain(&mut queue, |index, value| results[index] = value);
+//! assert_eq!((ran, results), (2, [1, 2]));
+//! assert!(queue.is_empty());
+//! ```
+#![no_std]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+#[cfg(test)]
+extern crate std;
+
+pub mod cancel;
+pub mod config;
+pub mod executor;
+pub mod failure;
+pub mod id;
+pub mod metrics;
+pub mod queue;
+pub mod scheduler;
+pub mod state;
+pub mod trace;
+
+#[cfg(feature = "defmt")]
+mod defmt;
+
+pub use cancel::CancellationToken;
+pub use config::{CoreConfig, CoreError, LifecycleState};
+pub use executor::Executor;
+pub use failure::{TaskFailure, TaskFailureKind};
+pub use id::{CoreId, CoreIdError, TaskId, TaskIdError, WorkerId, WorkerIdError};
+pub use metrics::{MetricsSnapshot, RuntimeMetrics};
+pub use queue::{FifoQueue, QueuePushError, TaskQueue};
+pub use scheduler::Scheduler;
+pub use state::{InvalidTaskTransition, TaskState};
+pub use trace::{TraceEvent, TraceEventKind, TraceRecordError, TraceRing};

@@ -1,0 +1,349 @@
+//! Bounded FIFO queues: the [`FifoQueue`] trait and the fixed-capacity [`TaskQueue`].
+
+use core::fmt;
+
+use heapless::Deque;
+
+/// A bounded queue refused an item.
+///
+/// Every variant carries the refused item, so a task that was not accepted is
+/// always handed back to the caller, never dropped.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub enum QueuePushError<T> {
+    /// The queue was at capacity. The queue is unchanged.
+    Full(T),
+}
+
+impl<T> QueuePushError<T> {
+    /// Gives back the item that was not queued.
+    #[must_use]
+    pub fn into_inner(self) -> T {
+        match self {
+            Self::Full(item) => item,
+        }
+    }
+}
+
+impl<T> fmt::Debug for QueuePushError<T> {
+    /// Does not require `T: Debug`, so closures can be queued and unwrapped.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Full(_) => f.write_str("Full(..)"),
+        }
+    }
+}
+
+impl<T> fmt::Display for QueuePushError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Full(_) => f.write_str("queue is full; the item was handed back"),
+        }
+    }
+}
+
+impl<T> core::error::Error for QueuePushError<T> {}
+
+/// A bounded, single-owner FIFO queue.
+///
+/// The scheduler drains any `FifoQueue`, so the fixed-capacity [`TaskQueue`]
+/// here and a hosted queue with a runtime capacity plug into the same
+/// [`Scheduler`](crate::Scheduler).
+///
+/// # Contract for implementors
+///
+/// - [`pop`](Self::pop) returns items in the order [`try_push`](Self::try_push)
+///   accepted them.
+/// - `try_push` on a queue holding `capacity()` items returns
+///   [`QueuePushError::Full`] with the item and leaves the queue unchanged.
+/// - `len() <= capacity()` always, and `capacity()` never changes.
+pub trait FifoQueue {
+    /// What the queue holds, typically a task closure or `fn` pointer.
+    type Item;
+
+    /// Appends `item` at the back.
+    ///
+    /// # Errors
+    ///
+    /// Returns [`QueuePushError::Full`] with `item` when the queue is full.
+    fn try_push(&mut self, item: Self::Item) -> Result<(), QueuePushError<Self::Item>>;
+
+    /// Removes and returns the oldest item, or `None` when empty.
+    fn pop(&mut self) -> Option<Self::Item>;
+
+    /// How many items are queued.
+    fn len(&self) -> usize;
+
+    /// The most items the queue can hold at once.
+    fn capacity(&self) -> usize;
+
+    /// Whether no item is queued.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether the next `try_push` would be refused.
+    fn is_full(&self) -> bool {
+        self.len() >= self.capacity()
+    }
+}
+
+impl<Q: FifoQueue + ?Sized> FifoQueue for &mut Q {
+    type Item = Q::Item;
+
+    fn try_push(&mut self, item: Self::Item) -> Result<(), QueuePushError<Self::Item>> {
+        (**self).try_push(item)
+    }
+
+    fn pop(&mut self) -> Option<Self::Item> {
+        (**self).pop()
+    }
+
+    fn len(&self) -> usize {
+        (**self).len()
+    }
+
+    fn capacity(&self) -> usize {
+        (**self).capacity()
+    }
+
+    fn is_empty(&self) -> bool {
+        (**self).is_empty()
+    }
+
+    fn is_full(&self) -> bool {
+        (**self).is_full()
+    }
+}
+
+/// A FIFO queue of at most `N` items, stored inline with no heap.
+///
+/// Built on [`heapless::Deque`]. `const fn new()`, so it can be a `static`
+/// (behind the caller's own lock) or live on the stack.
+///
+/// # Guarantees
+///
+/// - FIFO: [`pop`](Self::pop) returns items in push order.
+/// - A full queue refuses [`try_push`](Self::try_push) with
+///   [`QueuePushError::Full`] holding the original item, and is unchanged.
+/// - `N == 0` does not compile.
+///
+/// # What it does not do
+///
+/// It is not synchronized (`&mut self` for every change) and it never runs
+/// what it holds: the [`Scheduler`](crate::Scheduler) does.
+///
+/// ```
+/// use dinah_core::{QueuePushError, TaskQueue};
+///
+/// let mut queue: TaskQueue<u8, 2> = TaskQueue::new();
+/// queue.try_push(1).unwrap();
+/// queue.try_push(2).unwrap();
+/// assert_eq!(queue.try_push(3), Err(QueuePushError::Full(3)));
+/// assert_eq!(queue.pop(), Some(1));
+/// queue.try_push(3).unwrap();
+/// assert_eq!((queue.pop(), queue.pop(), queue.pop()), (Some(2), Some(3), None));
+/// ```
+///
+/// A queue of capacity zero is refused at compile time:
+///
+/// ```compile_fail,E0080
+/// let queue = dinah_core::TaskQueue::<fn(), 0>::new();
+/// ```
+pub struct TaskQueue<T, const N: usize> {
+    items: Deque<T, N>,
+}
+
+impl<T, const N: usize> TaskQueue<T, N> {
+    /// An empty queue. `N` must be at least 1; zero fails to compile.
+    #[must_use]
+    pub const fn new() -> Self {
+        const { assert!(N > 0, "a TaskQueue needs a capacity of at least 1") };
+        Self {
+            items: Deque::new(),
+        }
+    }
+
+    /// Appends `item` at the back.
+    ///
+    /// # Errors
+    ///
+    /// Returns [`QueuePushError::Full`] with `item`, leaving the queue
+    /// unchanged, when it already holds `N` items.
+    pub fn try_push(&mut self, item: T) -> Result<(), QueuePushError<T>> {
+        self.items.push_back(item).map_err(QueuePushError::Full)
+    }
+
+    /// Removes and returns the oldest item, or `None` when empty.
+    pub fn pop(&mut self) -> Option<T> {
+        self.items.pop_front()
+    }
+
+    /// How many items are queued.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether no item is queued.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Whether the queue holds `N` items.
+    #[must_use]
+    pub fn is_full(&self) -> bool {
+        self.items.is_full()
+    }
+
+    /// The fixed capacity, `N`.
+    #[must_use]
+    pub const fn capacity(&self) -> usize {
+        N
+    }
+}
+
+impl<T, const N: usize> FifoQueue for TaskQueue<T, N> {
+    type Item = T;
+
+    fn try_push(&mut self, item: T) -> Result<(), QueuePushError<T>> {
+        TaskQueue::try_push(self, item)
+    }
+
+    fn pop(&mut self) -> Option<T> {
+        TaskQueue::pop(self)
+    }
+
+    fn len(&self) -> usize {
+        TaskQueue::len(self)
+    }
+
+    fn capacity(&self) -> usize {
+        N
+    }
+
+    fn is_empty(&self) -> bool {
+        TaskQueue::is_empty(self)
+    }
+
+    fn is_full(&self) -> bool {
+        TaskQueue::is_full(self)
+    }
+}
+
+impl<T, const N: usize> Default for TaskQueue<T, N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T, const N: usize> fmt::Debug for TaskQueue<T, N> {
+    /// Shows the fill level only, so closures can be queued.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskQueue")
+            .field("len", &self.len())
+            .field("capacity", &N)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::VecDeque;
+    use std::string::ToString;
+
+    #[test]
+    fn empty_queue_reports_empty() {
+        let mut queue = TaskQueue::<u32, 3>::new();
+        assert!(queue.is_empty());
+        assert!(!queue.is_full());
+        assert_eq!((queue.len(), queue.capacity()), (0, 3));
+        assert_eq!(queue.pop(), None);
+    }
+
+    #[test]
+    fn full_queue_hands_the_item_back_and_is_unchanged() {
+        let mut queue = TaskQueue::<&str, 2>::new();
+        queue.try_push("a").unwrap();
+        queue.try_push("b").unwrap();
+        let error = queue.try_push("c").unwrap_err();
+        assert_eq!(error.into_inner(), "c");
+        assert_eq!(queue.len(), 2);
+        assert_eq!(queue.pop(), Some("a"));
+        assert_eq!(queue.pop(), Some("b"));
+    }
+
+    #[test]
+    fn closures_are_returned_intact_and_still_callable() {
+        let mut queue = TaskQueue::<fn() -> u8, 1>::new();
+        queue.try_push(|| 1).unwrap();
+        let refused = queue.try_push(|| 2).unwrap_err().into_inner();
+        assert_eq!(refused(), 2);
+        assert_eq!(
+            QueuePushError::Full(refused).to_string(),
+            "queue is full; the item was handed back"
+        );
+    }
+
+    #[test]
+    fn trait_and_inherent_methods_agree() {
+        fn fill<Q: FifoQueue<Item = u8>>(queue: &mut Q) -> u8 {
+            let mut n = 0;
+            while queue.try_push(n).is_ok() {
+                n += 1;
+            }
+            n
+        }
+        let mut queue = TaskQueue::<u8, 5>::new();
+        assert_eq!(fill(&mut queue), 5);
+        assert!(FifoQueue::is_full(&queue));
+        assert_eq!(FifoQueue::capacity(&queue), 5);
+        assert_eq!(FifoQueue::pop(&mut queue), Some(0));
+        assert_eq!(FifoQueue::len(&queue), 4);
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Push(u16),
+        Pop,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![any::<u16>().prop_map(Op::Push), Just(Op::Pop)]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+
+        /// The queue behaves exactly like a `VecDeque` bounded at `N`.
+        #[test]
+        fn matches_a_bounded_vecdeque_model(ops in proptest::collection::vec(op(), 0..200)) {
+            const N: usize = 7;
+            let mut queue = TaskQueue::<u16, N>::new();
+            let mut model = VecDeque::new();
+            for op in ops {
+                match op {
+                    Op::Push(value) => {
+                        let result = queue.try_push(value);
+                        if model.len() < N {
+                            model.push_back(value);
+                            prop_assert_eq!(result, Ok(()));
+                        } else {
+                            prop_assert_eq!(result, Err(QueuePushError::Full(value)));
+                        }
+                    }
+                    Op::Pop => prop_assert_eq!(queue.pop(), model.pop_front()),
+                }
+                prop_assert_eq!(queue.len(), model.len());
+                prop_assert_eq!(queue.is_empty(), model.is_empty());
+                prop_assert_eq!(queue.is_full(), model.len() == N);
+            }
+            while let Some(expected) = model.pop_front() {
+                prop_assert_eq!(queue.pop(), Some(expected));
+            }
+            prop_assert_eq!(queue.pop(), None);
+        }
+    }
+}

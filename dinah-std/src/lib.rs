@@ -1,0 +1,49 @@
+//! The hosted layer of dinah, for desktops and servers.
+//!
+//! Built on [`dinah_core`] and `std` only, in safe Rust:
+//!
+//! | item | what it adds |
+//! | --- | --- |
+//! | [`BoundedQueue`] | a FIFO task queue on `VecDeque` whose capacity is chosen at run time |
+//! | [`SchedulerExt`] | [`run_until_empty`](SchedulerExt::run_until_empty) and [`run_parallel`](SchedulerExt::run_parallel) on the core [`Scheduler`](dinah_core::Scheduler) |
+//! | [`Shared`] | explicit mutex-backed sharing with poisoning reported, never guessed away |
+//! | [`CancellationHandle`] | an owned, clonable handle to one cancellation flag |
+//! | [`TraceBuffer`] | a trace log with a run-time capacity, for many threads |
+//!
+//! # Example
+//!
+//! ```
+//! use dinah_std::{BoundedQueue, SchedulerExt};
+//! use dinah_core::Scheduler;
+//!
+//! let mut queue = BoundedQueue::new(8)?;
+//! for n in 0..8u64 {
+//!     queue.try_push(move || n * n).unwrap_or_else(|_| unreachable!());
+//! }
+//! let squares = Scheduler::run_parallel(&mut queue, 2)?;
+//! assert_eq!(squares, [0, 1, 4, 9, 16, 25, 36, 49]); // FIFO order, not completion order
+//! assert!(queue.is_empty());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod cancel;
+mod queue;
+mod scheduler;
+mod shared;
+mod sync;
+mod trace;
+
+pub use cancel::CancellationHandle;
+pub use queue::{BoundedQueue, CapacityError};
+pub use scheduler::SchedulerExt;
+pub use shared::{Shared, SynchronizationError};
+pub use trace::TraceBuffer;
+
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod loom_support {
+    //! The parallel dispatch protocol, exposed only to loom model tests.
+    pub use crate::scheduler::dispatch::{Dispatch, Outcome, work};
+}

@@ -1,0 +1,39 @@
+//! Send/Sync and other type-level facts, checked at compile time.
+
+use dinah::{
+    BoundedQueue, CancellationHandle, CancellationToken, CoreError, MetricsSnapshot,
+    RuntimeMetrics, Shared, TaskId, TaskQueue, TaskState, TraceBuffer, TraceEvent, TraceRing,
+};
+
+const fn send_sync<T: Send + Sync>() {}
+const fn clone_send_sync_static<T: Clone + Send + Sync + 'static>() {}
+const fn copy<T: Copy>() {}
+
+const _: () = {
+    // Statics shared with interrupt handlers or threads must be Sync.
+    send_sync::<CancellationToken>();
+    send_sync::<RuntimeMetrics>();
+    send_sync::<TraceRing<4>>();
+    send_sync::<TraceBuffer>();
+    send_sync::<TaskQueue<fn(), 4>>();
+    send_sync::<BoundedQueue<fn()>>();
+    send_sync::<Shared<u32>>();
+    send_sync::<CoreError>();
+    // The owned cancellation handle moves anywhere, like tokio-util's token.
+    clone_send_sync_static::<CancellationHandle>();
+    // Plain values are Copy.
+    copy::<TaskId>();
+    copy::<TaskState>();
+    copy::<TraceEvent>();
+    copy::<MetricsSnapshot>();
+};
+
+#[test]
+fn statics_can_be_built_in_const_context() {
+    static TOKEN: CancellationToken = CancellationToken::new();
+    static METRICS: RuntimeMetrics = RuntimeMetrics::new();
+    static TRACE: TraceRing<8> = TraceRing::new();
+    assert!(!TOKEN.is_cancellation_requested());
+    assert_eq!(METRICS.snapshot(), MetricsSnapshot::default());
+    assert_eq!(TRACE.capacity(), 8);
+}

@@ -1,0 +1,493 @@
+//! Runtime benchmarks, each case side by side with the baselines it must be
+//! judged against, measured in the same run.
+//!
+//! ```text
+//! cargo bench --bench runtime                      # every case, 11 samples each
+//! cargo bench --bench runtime -- --samples 21      # more samples
+//! cargo bench --bench runtime -- parallel          # only cases whose name contains "parallel"
+//! ```
+//!
+//! A small harness of its own rather than criterion: every contender of a case
+//! runs once per round, rounds interleave, and the report is the median of
+//! each contender plus its ratio to every baseline from those same rounds. On
+//! a shared, noisy machine that pairing matters more than criterion's
+//! statistics, and ratios are what the targets are stated in.
+//!
+//! Every timed run checks its results afterwards (outside the timing), and
+//! every dinah queue is asserted empty.
+
+use std::collections::VecDeque;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use dinah::{BoundedQueue, Executor, Scheduler, SchedulerExt};
+
+/// Iterations of integer mixing in one CPU-bound task.
+const CPU_ITERATIONS: u32 = 1_000_000;
+
+/// A deterministic integer mix: the CPU-bound task.
+fn mix(seed: u64, iterations: u32) -> u64 {
+    let mut x = black_box(seed) ^ 0x9E37_79B9_7F4A_7C15;
+    for _ in 0..iterations {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+    }
+    x
+}
+
+/// What one task does.
+#[derive(Clone, Copy, PartialEq)]
+enum Work {
+    /// Returns its index.
+    NoOp,
+    /// Mixes its index for `CPU_ITERATIONS` rounds.
+    Cpu,
+}
+
+impl Work {
+    fn run(self, index: u64) -> u64 {
+        match self {
+            Work::NoOp => black_box(index),
+            Work::Cpu => mix(index, CPU_ITERATIONS),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Work::NoOp => "no-op",
+            Work::Cpu => "cpu",
+        }
+    }
+}
+
+/// One contender of a case: runs the work `reps` times and returns the time
+/// of one run (the total divided by `reps`).
+struct Contender<'a> {
+    name: String,
+    baseline: bool,
+    run: Box<dyn FnMut() -> Duration + 'a>,
+    samples: Vec<Duration>,
+}
+
+impl<'a> Contender<'a> {
+    fn new(name: impl Into<String>, baseline: bool, run: impl FnMut() -> Duration + 'a) -> Self {
+        Self {
+            name: name.into(),
+            baseline,
+            run: Box::new(run),
+            samples: Vec::new(),
+        }
+    }
+
+    fn median(&self) -> Duration {
+        let mut sorted = self.samples.clone();
+        sorted.sort_unstable();
+        sorted[sorted.len() / 2]
+    }
+}
+
+/// Runs the case and returns each contender's name and median.
+fn run_case(
+    title: &str,
+    tasks: usize,
+    samples: usize,
+    contenders: &mut [Contender<'_>],
+) -> Vec<(String, Duration)> {
+    // One untimed warm-up round, then interleaved rounds.
+    for contender in contenders.iter_mut() {
+        (contender.run)();
+    }
+    for _ in 0..samples {
+        for contender in contenders.iter_mut() {
+            let sample = (contender.run)();
+            contender.samples.push(sample);
+        }
+    }
+
+    println!("\n## {title} ({tasks} tasks, median of {samples})");
+    let baselines: Vec<(String, Duration)> = contenders
+        .iter()
+        .filter(|c| c.baseline)
+        .map(|c| (c.name.clone(), c.median()))
+        .collect();
+    for contender in contenders.iter() {
+        let median = contender.median();
+        let nanos = median.as_secs_f64() * 1e9;
+        let per_task = nanos / tasks as f64;
+        let per_second = tasks as f64 / median.as_secs_f64();
+        let mut line = format!(
+            "{:<34} median {:>12} | {:>12.3} ns/task | {:>14.0} tasks/s",
+            contender.name,
+            format_duration(median),
+            per_task,
+            per_second
+        );
+        if !contender.baseline {
+            for (name, base) in &baselines {
+                let ratio = median.as_secs_f64() / base.as_secs_f64();
+                line.push_str(&format!(" | {ratio:.3}x {name}"));
+                if name.contains("sequential") {
+                    line.push_str(&format!(" = speedup {:.3}x", 1.0 / ratio));
+                }
+            }
+        }
+        println!("{line}");
+    }
+    let raw: Vec<String> = contenders
+        .iter()
+        .map(|c| {
+            let nanos: Vec<String> = c.samples.iter().map(|s| s.as_nanos().to_string()).collect();
+            format!("{}=[{}]", c.name, nanos.join(","))
+        })
+        .collect();
+    println!("raw ns: {}", raw.join(" "));
+    contenders
+        .iter()
+        .map(|c| (c.name.clone(), c.median()))
+        .collect()
+}
+
+fn format_duration(d: Duration) -> String {
+    let nanos = d.as_secs_f64() * 1e9;
+    if nanos < 1e3 {
+        format!("{nanos:.1} ns")
+    } else if nanos < 1e6 {
+        format!("{:.3} us", nanos / 1e3)
+    } else if nanos < 1e9 {
+        format!("{:.3} ms", nanos / 1e6)
+    } else {
+        format!("{:.3} s", nanos / 1e9)
+    }
+}
+
+/// Times `reps` runs of `body`, each with fresh input from `prepare` built
+/// before the clock starts, and returns the time of one run.
+fn timed<I, O>(
+    reps: usize,
+    mut prepare: impl FnMut() -> I,
+    mut body: impl FnMut(&mut I) -> O,
+    mut check: impl FnMut(I, O),
+) -> Duration {
+    let mut inputs: Vec<I> = (0..reps).map(|_| prepare()).collect();
+    let start = Instant::now();
+    let outputs: Vec<O> = inputs.iter_mut().map(&mut body).collect();
+    let elapsed = start.elapsed();
+    for (input, output) in inputs.into_iter().zip(outputs) {
+        check(input, output);
+    }
+    elapsed / reps as u32
+}
+
+type Task = Box<dyn FnOnce() -> u64 + Send>;
+
+fn boxed_tasks(work: Work, tasks: usize) -> impl Iterator<Item = Task> {
+    (0..tasks as u64).map(move |i| Box::new(move || work.run(i)) as Task)
+}
+
+fn dinah_queue(work: Work, tasks: usize) -> BoundedQueue<Task> {
+    let mut queue = BoundedQueue::new(tasks).expect("non-zero capacity");
+    for task in boxed_tasks(work, tasks) {
+        queue
+            .try_push(task)
+            .unwrap_or_else(|_| unreachable!("sized to fit"));
+    }
+    queue
+}
+
+fn vecdeque_queue(work: Work, tasks: usize) -> VecDeque<Task> {
+    boxed_tasks(work, tasks).collect()
+}
+
+/// The floor for a per-call scoped design: `threads` scoped threads pulling
+/// task indices from one atomic counter.
+fn scoped_atomic_index(work: Work, tasks: usize, threads: usize) -> Vec<u64> {
+    let next = AtomicUsize::new(0);
+    let parts: Vec<Vec<(usize, u64)>> = thread::scope(|s| {
+        let handles: Vec<_> = (0..threads.min(tasks))
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::with_capacity(tasks / threads + 1);
+                    loop {
+                        let index = next.fetch_add(1, Ordering::Relaxed);
+                        if index >= tasks {
+                            break done;
+                        }
+                        done.push((index, work.run(index as u64)));
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("no panics"))
+            .collect()
+    });
+    let mut results = vec![0; tasks];
+    for (index, value) in parts.into_iter().flatten() {
+        results[index] = value;
+    }
+    results
+}
+
+fn expected(work: Work, tasks: usize) -> Vec<u64> {
+    (0..tasks as u64).map(|i| work.run(i)).collect()
+}
+
+/// Enough repetitions that one sample takes a measurable time.
+fn reps_for(work: Work, tasks: usize, parallel: bool) -> usize {
+    match (work, parallel) {
+        (Work::Cpu, _) => 1,
+        (Work::NoOp, true) => 20,
+        (Work::NoOp, false) => (65_536 / tasks).max(1),
+    }
+}
+
+fn bench_direct_calls(samples: usize) {
+    const CALLS: usize = 100_000;
+    let mut contenders = vec![
+        Contender::new("plain closure call (baseline)", true, || {
+            let start = Instant::now();
+            for i in 0..CALLS as u64 {
+                let task = black_box(|| black_box(i));
+                black_box(task());
+            }
+            start.elapsed()
+        }),
+        Contender::new("Executor::run", false, || {
+            let start = Instant::now();
+            for i in 0..CALLS as u64 {
+                black_box(Executor::run(|| black_box(i)));
+            }
+            start.elapsed()
+        }),
+        Contender::new("Scheduler::schedule", false, || {
+            let start = Instant::now();
+            for i in 0..CALLS as u64 {
+                black_box(Scheduler::schedule(|| black_box(i)));
+            }
+            start.elapsed()
+        }),
+    ];
+    run_case(
+        "executor no-op and immediate schedule",
+        CALLS,
+        samples,
+        &mut contenders,
+    );
+}
+
+fn bench_sequential(work: Work, tasks: usize, samples: usize) -> Vec<(String, Duration)> {
+    let reps = reps_for(work, tasks, false);
+    let want = expected(work, tasks);
+    let mut contenders = vec![
+        Contender::new("VecDeque pop-and-call loop (baseline)", true, || {
+            timed(
+                reps,
+                || vecdeque_queue(work, tasks),
+                |queue| {
+                    let mut out = Vec::with_capacity(queue.len());
+                    while let Some(task) = queue.pop_front() {
+                        out.push(task());
+                    }
+                    out
+                },
+                |queue, out| assert!(queue.is_empty() && out == want),
+            )
+        }),
+        Contender::new("dinah run_until_empty", false, || {
+            timed(
+                reps,
+                || dinah_queue(work, tasks),
+                Scheduler::run_until_empty,
+                |queue, out| assert!(queue.is_empty() && out == want),
+            )
+        }),
+    ];
+    let title = format!("sequential drain, {} tasks", work.name());
+    run_case(&title, tasks, samples, &mut contenders)
+}
+
+fn bench_parallel(
+    work: Work,
+    tasks: usize,
+    workers: usize,
+    samples: usize,
+    pool: &rayon::ThreadPool,
+) -> Vec<(String, Duration)> {
+    use rayon::prelude::*;
+
+    let reps = reps_for(work, tasks, true);
+    let want = expected(work, tasks);
+    let mut contenders = vec![
+        Contender::new(
+            format!("scoped threads + atomic index x{workers} (baseline)"),
+            true,
+            || {
+                timed(
+                    reps,
+                    || (),
+                    |()| scoped_atomic_index(work, tasks, workers),
+                    |(), out| assert!(out == want),
+                )
+            },
+        ),
+        Contender::new(
+            format!("rayon install+par_iter x{workers} (baseline)"),
+            true,
+            || {
+                timed(
+                    reps,
+                    || boxed_tasks(work, tasks).collect::<Vec<Task>>(),
+                    |tasks| {
+                        pool.install(|| {
+                            std::mem::take(tasks)
+                                .into_par_iter()
+                                .map(|t| t())
+                                .collect::<Vec<_>>()
+                        })
+                    },
+                    |_, out| assert!(out == want),
+                )
+            },
+        ),
+    ];
+    if work == Work::Cpu {
+        contenders.push(Contender::new(
+            "dinah run_until_empty (sequential)",
+            true,
+            || {
+                timed(
+                    reps,
+                    || dinah_queue(work, tasks),
+                    Scheduler::run_until_empty,
+                    |queue, out| assert!(queue.is_empty() && out == want),
+                )
+            },
+        ));
+    }
+    contenders.push(Contender::new(
+        format!("dinah run_parallel x{workers}"),
+        false,
+        || {
+            timed(
+                reps,
+                || dinah_queue(work, tasks),
+                |queue| Scheduler::run_parallel(queue, workers).expect("non-zero workers"),
+                |queue, out| assert!(queue.is_empty() && out == want),
+            )
+        },
+    ));
+    let title = format!("parallel drain, {} tasks, {workers} workers", work.name());
+    run_case(&title, tasks, samples, &mut contenders)
+}
+
+/// The median of the contender whose name starts with `prefix`.
+fn median_of(results: &[(String, Duration)], prefix: &str) -> f64 {
+    results
+        .iter()
+        .find(|(name, _)| name.starts_with(prefix))
+        .map(|(_, median)| median.as_secs_f64())
+        .expect("contender present")
+}
+
+/// Prints one performance target: the measured ratio against its limit.
+fn target(description: &str, ratio: f64, holds: bool) {
+    let verdict = if holds { "met" } else { "MISSED" };
+    println!("{description}: {ratio:.3} -> {verdict}");
+}
+
+fn main() {
+    let mut samples = 11;
+    let mut filter = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--samples" => {
+                samples = args
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .filter(|&n| n > 0)
+                    .expect("--samples takes a positive number");
+            }
+            // `cargo bench` passes this to every harness.
+            "--bench" => {}
+            other if !other.starts_with('-') => filter = Some(other.to_owned()),
+            _ => {}
+        }
+    }
+    let wanted = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
+
+    println!("# dinah runtime benchmarks");
+    println!(
+        "available parallelism: {}",
+        thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    let pools: Vec<(usize, rayon::ThreadPool)> = [2, 4]
+        .into_iter()
+        .map(|threads| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("rayon pool");
+            (threads, pool)
+        })
+        .collect();
+
+    if wanted("executor") {
+        bench_direct_calls(samples);
+    }
+    let mut targets = Vec::new();
+    if wanted("sequential") {
+        for tasks in [1, 16, 64, 256] {
+            let results = bench_sequential(Work::NoOp, tasks, samples);
+            if tasks == 256 {
+                let ratio = median_of(&results, "dinah run_until_empty")
+                    / median_of(&results, "VecDeque pop-and-call loop");
+                targets.push((
+                    "sequential drain, 256 no-op: dinah / VecDeque loop (limit 1.20)",
+                    ratio,
+                    ratio <= 1.20,
+                ));
+            }
+        }
+    }
+    for work in [Work::NoOp, Work::Cpu] {
+        if !wanted("parallel") && !wanted(work.name()) {
+            continue;
+        }
+        for tasks in [16, 64, 256] {
+            for (workers, pool) in &pools {
+                let results = bench_parallel(work, tasks, *workers, samples, pool);
+                if tasks != 256 || *workers != 2 {
+                    continue;
+                }
+                let dinah = median_of(&results, "dinah run_parallel");
+                match work {
+                    Work::NoOp => {
+                        let ratio = dinah / median_of(&results, "scoped threads");
+                        targets.push(("run_parallel, 256 no-op, 2 workers: dinah / scoped+atomic floor (limit 1.25)", ratio, ratio <= 1.25));
+                    }
+                    Work::Cpu => {
+                        let speedup = median_of(&results, "dinah run_until_empty") / dinah;
+                        targets.push(("run_parallel, 256 cpu, 2 workers: speedup over sequential drain (at least 1.95)", speedup, speedup >= 1.95));
+                        let ratio = dinah / median_of(&results, "rayon");
+                        targets.push((
+                            "run_parallel, 256 cpu, 2 workers: dinah / rayon (limit 1.03)",
+                            ratio,
+                            ratio <= 1.03,
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    if !targets.is_empty() {
+        println!("\n## targets (medians from the same run)");
+        for (description, ratio, holds) in targets {
+            target(description, ratio, holds);
+        }
+    }
+}

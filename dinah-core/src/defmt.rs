@@ -8,9 +8,9 @@ use defmt::{Format, Formatter, write};
 
 use crate::{
     CancellationToken, CoreConfig, CoreError, CoreId, CoreIdError, Executor, InvalidTaskTransition,
-    LifecycleState, MetricsSnapshot, QueuePushError, RuntimeMetrics, Scheduler, TaskFailure,
-    TaskFailureKind, TaskId, TaskIdError, TaskQueue, TaskState, TraceEvent, TraceEventKind,
-    TraceRecordError, TraceRing, WorkerId, WorkerIdError,
+    LifecycleState, MetricsSnapshot, MetricsSnapshot32, QueuePushError, RuntimeMetrics,
+    RuntimeMetrics32, Scheduler, TaskFailure, TaskFailureKind, TaskId, TaskIdError, TaskQueue,
+    TaskState, TraceEvent, TraceEventKind, TraceRecordError, TraceRing, WorkerId, WorkerIdError,
 };
 
 macro_rules! format_id {
@@ -135,25 +135,34 @@ impl Format for CancellationToken {
     }
 }
 
-impl Format for MetricsSnapshot {
-    fn format(&self, f: Formatter<'_>) {
-        write!(
-            f,
-            "submitted={=u64} started={=u64} completed={=u64} failed={=u64} cancel_requested={=u64} cancel_acknowledged={=u64}",
-            self.submitted,
-            self.started,
-            self.completed,
-            self.failed,
-            self.cancellation_requested,
-            self.cancellation_acknowledged
-        );
-    }
+macro_rules! format_metrics {
+    ($($metrics:ident, $snapshot:ident;)*) => {$(
+        impl Format for $snapshot {
+            fn format(&self, f: Formatter<'_>) {
+                write!(
+                    f,
+                    "submitted={} started={} completed={} failed={} cancel_requested={} cancel_acknowledged={}",
+                    self.submitted,
+                    self.started,
+                    self.completed,
+                    self.failed,
+                    self.cancellation_requested,
+                    self.cancellation_acknowledged
+                );
+            }
+        }
+
+        impl Format for $metrics {
+            fn format(&self, f: Formatter<'_>) {
+                write!(f, "{=str} {{ {} }}", stringify!($metrics), self.snapshot());
+            }
+        }
+    )*};
 }
 
-impl Format for RuntimeMetrics {
-    fn format(&self, f: Formatter<'_>) {
-        write!(f, "RuntimeMetrics {{ {} }}", self.snapshot());
-    }
+format_metrics! {
+    RuntimeMetrics, MetricsSnapshot;
+    RuntimeMetrics32, MetricsSnapshot32;
 }
 
 impl Format for TraceEventKind {

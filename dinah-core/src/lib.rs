@@ -14,7 +14,7 @@
 //! | [`failure`] | [`TaskFailure`] and [`TaskFailureKind`] |
 //! | [`queue`] | the [`FifoQueue`] trait, [`TaskQueue`] and [`QueuePushError`] |
 //! | [`cancel`] | [`CancellationToken`] |
-//! | [`metrics`] | [`RuntimeMetrics`] and [`MetricsSnapshot`] |
+//! | [`metrics`] | [`RuntimeMetrics`], [`RuntimeMetrics32`] and their snapshots |
 //! | [`trace`] | [`TraceRing`], [`TraceEvent`], [`TraceEventKind`] and [`TraceRecordError`] |
 //! | [`executor`] | [`Executor`] |
 //! | [`scheduler`] | [`Scheduler`] |
@@ -71,7 +71,7 @@ pub use config::{CoreConfig, CoreError, LifecycleState};
 pub use executor::Executor;
 pub use failure::{TaskFailure, TaskFailureKind};
 pub use id::{CoreId, CoreIdError, TaskId, TaskIdError, WorkerId, WorkerIdError};
-pub use metrics::{MetricsSnapshot, RuntimeMetrics};
+pub use metrics::{MetricsSnapshot, MetricsSnapshot32, RuntimeMetrics, RuntimeMetrics32};
 pub use queue::{FifoQueue, QueuePushError, TaskQueue};
 pub use scheduler::Scheduler;
 pub use state::{InvalidTaskTransition, TaskState};

@@ -1,150 +1,224 @@
-//! [`RuntimeMetrics`]: opt-in event counters that can live in a `static`.
+//! [`RuntimeMetrics`] and [`RuntimeMetrics32`]: opt-in event counters that can live in a `static`.
 
-use portable_atomic::{AtomicU64, Ordering};
+use portable_atomic::{AtomicU32, AtomicU64, Ordering};
 
-/// Six event counters, recorded explicitly by the caller.
-///
-/// Counts tasks submitted, started, completed and failed, and cancellation
-/// requested and acknowledged. The executor and scheduler never touch it: the
-/// caller calls the matching `record_*` method at each event site. A
-/// cancellation request and its acknowledgement are separate counters.
-///
-/// # Guarantees
-///
-/// - Every counter is a 64-bit `portable_atomic::AtomicU64`, also
-///   on 32-bit targets, and saturates at `u64::MAX` instead of wrapping.
-/// - `const fn new()`, so it can be a `static` and be recorded from interrupt
-///   handlers and threads alike.
-///
-/// # What it does not promise
-///
-/// Counters use `Relaxed` ordering: they are statistics, not synchronization,
-/// and seeing a count says nothing about the task data behind it.
-/// [`snapshot`](Self::snapshot) reads each counter atomically, but not the six
-/// together, so a snapshot taken during updates may mix moments. No labels,
-/// timing or export.
-///
-/// # Cost on 32-bit targets
-///
-/// Targets without native 64-bit atomics (every Cortex-M) go through
-/// `portable-atomic`'s fallback: a lock table on `thumbv7m`, a critical
-/// section on `thumbv6m` (where the binary must enable
-/// `portable-atomic/critical-section`).
-///
-/// ```
-/// use dinah_core::RuntimeMetrics;
-///
-/// static METRICS: RuntimeMetrics = RuntimeMetrics::new();
-///
-/// METRICS.record_submitted();
-/// METRICS.record_started();
-/// METRICS.record_completed();
-/// let snapshot = METRICS.snapshot();
-/// assert_eq!((snapshot.submitted, snapshot.completed, snapshot.failed), (1, 1, 0));
-/// ```
-#[derive(Debug, Default)]
-pub struct RuntimeMetrics {
-    submitted: AtomicU64,
-    started: AtomicU64,
-    completed: AtomicU64,
-    failed: AtomicU64,
-    cancellation_requested: AtomicU64,
-    cancellation_acknowledged: AtomicU64,
-}
-
-/// A plain copy of [`RuntimeMetrics`] counters.
-///
-/// Each field was read atomically; the fields together are not one atomic
-/// snapshot when updates run concurrently.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
-pub struct MetricsSnapshot {
-    /// Tasks accepted for execution.
-    pub submitted: u64,
-    /// Tasks that began executing.
-    pub started: u64,
-    /// Tasks that returned successfully.
-    pub completed: u64,
-    /// Tasks that returned an error.
-    pub failed: u64,
-    /// Cancellation requests made.
-    pub cancellation_requested: u64,
-    /// Cancellations that running or pending work acknowledged.
-    pub cancellation_acknowledged: u64,
-}
-
-fn increment(counter: &AtomicU64) {
-    // `checked_add` returning `None` at `u64::MAX` stops the update: saturation.
-    let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_add(1));
-}
-
-impl RuntimeMetrics {
-    /// All counters at zero.
-    #[must_use]
-    pub const fn new() -> Self {
-        Self::from_snapshot(MetricsSnapshot {
-            submitted: 0,
-            started: 0,
-            completed: 0,
-            failed: 0,
-            cancellation_requested: 0,
-            cancellation_acknowledged: 0,
-        })
-    }
-
-    /// Counters starting from the values in `snapshot`, for example to
-    /// carry totals over a restart.
-    #[must_use]
-    pub const fn from_snapshot(snapshot: MetricsSnapshot) -> Self {
-        Self {
-            submitted: AtomicU64::new(snapshot.submitted),
-            started: AtomicU64::new(snapshot.started),
-            completed: AtomicU64::new(snapshot.completed),
-            failed: AtomicU64::new(snapshot.failed),
-            cancellation_requested: AtomicU64::new(snapshot.cancellation_requested),
-            cancellation_acknowledged: AtomicU64::new(snapshot.cancellation_acknowledged),
+macro_rules! runtime_metrics {
+    (
+        $(#[$metrics_doc:meta])*
+        $metrics:ident,
+        $(#[$snapshot_doc:meta])*
+        $snapshot:ident,
+        $int:ty,
+        $atomic:ty
+    ) => {
+        $(#[$metrics_doc])*
+        #[derive(Debug, Default)]
+        pub struct $metrics {
+            submitted: $atomic,
+            started: $atomic,
+            completed: $atomic,
+            failed: $atomic,
+            cancellation_requested: $atomic,
+            cancellation_acknowledged: $atomic,
         }
-    }
 
-    /// Counts one task accepted for execution.
-    pub fn record_submitted(&self) {
-        increment(&self.submitted);
-    }
+        $(#[$snapshot_doc])*
+        ///
+        /// Each field was read atomically; the fields together are not one
+        /// atomic snapshot when updates run concurrently.
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+        pub struct $snapshot {
+            /// Tasks accepted for execution.
+            pub submitted: $int,
+            /// Tasks that began executing.
+            pub started: $int,
+            /// Tasks that returned successfully.
+            pub completed: $int,
+            /// Tasks that returned an error.
+            pub failed: $int,
+            /// Cancellation requests made.
+            pub cancellation_requested: $int,
+            /// Cancellations that running or pending work acknowledged.
+            pub cancellation_acknowledged: $int,
+        }
 
-    /// Counts one task that began executing.
-    pub fn record_started(&self) {
-        increment(&self.started);
-    }
+        impl $metrics {
+            /// All counters at zero.
+            #[must_use]
+            pub const fn new() -> Self {
+                Self::from_snapshot($snapshot {
+                    submitted: 0,
+                    started: 0,
+                    completed: 0,
+                    failed: 0,
+                    cancellation_requested: 0,
+                    cancellation_acknowledged: 0,
+                })
+            }
 
-    /// Counts one task that returned successfully.
-    pub fn record_completed(&self) {
-        increment(&self.completed);
-    }
+            /// Counters starting from the values in `snapshot`, for example to
+            /// carry totals over a restart.
+            #[must_use]
+            pub const fn from_snapshot(snapshot: $snapshot) -> Self {
+                Self {
+                    submitted: <$atomic>::new(snapshot.submitted),
+                    started: <$atomic>::new(snapshot.started),
+                    completed: <$atomic>::new(snapshot.completed),
+                    failed: <$atomic>::new(snapshot.failed),
+                    cancellation_requested: <$atomic>::new(snapshot.cancellation_requested),
+                    cancellation_acknowledged: <$atomic>::new(snapshot.cancellation_acknowledged),
+                }
+            }
 
-    /// Counts one task that returned an error.
-    pub fn record_failed(&self) {
-        increment(&self.failed);
-    }
+            /// Counts one task accepted for execution.
+            pub fn record_submitted(&self) {
+                self.submitted.saturating_increment();
+            }
 
-    /// Counts one cancellation request. Not an acknowledgement.
-    pub fn record_cancellation_requested(&self) {
-        increment(&self.cancellation_requested);
-    }
+            /// Counts one task that began executing.
+            pub fn record_started(&self) {
+                self.started.saturating_increment();
+            }
 
-    /// Counts one cancellation that work actually acknowledged.
-    pub fn record_cancellation_acknowledged(&self) {
-        increment(&self.cancellation_acknowledged);
-    }
+            /// Counts one task that returned successfully.
+            pub fn record_completed(&self) {
+                self.completed.saturating_increment();
+            }
 
-    /// Copies the counters, each read atomically with `Relaxed` ordering.
-    #[must_use]
-    pub fn snapshot(&self) -> MetricsSnapshot {
-        MetricsSnapshot {
-            submitted: self.submitted.load(Ordering::Relaxed),
-            started: self.started.load(Ordering::Relaxed),
-            completed: self.completed.load(Ordering::Relaxed),
-            failed: self.failed.load(Ordering::Relaxed),
-            cancellation_requested: self.cancellation_requested.load(Ordering::Relaxed),
-            cancellation_acknowledged: self.cancellation_acknowledged.load(Ordering::Relaxed),
+            /// Counts one task that returned an error.
+            pub fn record_failed(&self) {
+                self.failed.saturating_increment();
+            }
+
+            /// Counts one cancellation request. Not an acknowledgement.
+            pub fn record_cancellation_requested(&self) {
+                self.cancellation_requested.saturating_increment();
+            }
+
+            /// Counts one cancellation that work actually acknowledged.
+            pub fn record_cancellation_acknowledged(&self) {
+                self.cancellation_acknowledged.saturating_increment();
+            }
+
+            /// Copies the counters, each read atomically with `Relaxed` ordering.
+            #[must_use]
+            pub fn snapshot(&self) -> $snapshot {
+                $snapshot {
+                    submitted: self.submitted.load(Ordering::Relaxed),
+                    started: self.started.load(Ordering::Relaxed),
+                    completed: self.completed.load(Ordering::Relaxed),
+                    failed: self.failed.load(Ordering::Relaxed),
+                    cancellation_requested: self.cancellation_requested.load(Ordering::Relaxed),
+                    cancellation_acknowledged: self.cancellation_acknowledged.load(Ordering::Relaxed),
+                }
+            }
+        }
+    };
+}
+
+/// One saturating increment: `checked_add` returning `None` at the maximum
+/// stops the update instead of wrapping.
+trait Counter {
+    fn saturating_increment(&self);
+}
+
+impl Counter for AtomicU64 {
+    fn saturating_increment(&self) {
+        let _ = self.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_add(1));
+    }
+}
+
+impl Counter for AtomicU32 {
+    fn saturating_increment(&self) {
+        let _ = self.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_add(1));
+    }
+}
+
+runtime_metrics! {
+    /// Six event counters, recorded explicitly by the caller.
+    ///
+    /// Counts tasks submitted, started, completed and failed, and cancellation
+    /// requested and acknowledged. The executor and scheduler never touch it:
+    /// the caller calls the matching `record_*` method at each event site. A
+    /// cancellation request and its acknowledgement are separate counters.
+    ///
+    /// # Guarantees
+    ///
+    /// - Every counter is a 64-bit `portable_atomic::AtomicU64`, also on
+    ///   32-bit targets, and saturates at `u64::MAX` instead of wrapping.
+    /// - `const fn new()`, so it can be a `static` and be recorded from
+    ///   interrupt handlers and threads alike.
+    ///
+    /// # What it does not promise
+    ///
+    /// Counters use `Relaxed` ordering: they are statistics, not
+    /// synchronization, and seeing a count says nothing about the task data
+    /// behind it. [`snapshot`](Self::snapshot) reads each counter atomically,
+    /// but not the six together, so a snapshot taken during updates may mix
+    /// moments. No labels, timing or export.
+    ///
+    /// # Cost on 32-bit targets
+    ///
+    /// No Cortex-M has native 64-bit atomics. On `thumbv7m` every
+    /// `AtomicU64` goes through `portable-atomic`'s lock table, a static of
+    /// about 2 KiB shared by all 64-bit atomics of the program; on `thumbv6m`
+    /// through a critical section (the binary enables
+    /// `portable-atomic/critical-section`). Where counts fit in 32 bits,
+    /// [`RuntimeMetrics32`] avoids that cost.
+    ///
+    /// ```
+    /// use dinah_core::RuntimeMetrics;
+    ///
+    /// static METRICS: RuntimeMetrics = RuntimeMetrics::new();
+    ///
+    /// METRICS.record_submitted();
+    /// METRICS.record_started();
+    /// METRICS.record_completed();
+    /// let snapshot = METRICS.snapshot();
+    /// assert_eq!((snapshot.submitted, snapshot.completed, snapshot.failed), (1, 1, 0));
+    /// ```
+    RuntimeMetrics,
+    /// A plain copy of [`RuntimeMetrics`] counters.
+    MetricsSnapshot,
+    u64,
+    AtomicU64
+}
+
+runtime_metrics! {
+    /// [`RuntimeMetrics`] with 32-bit counters, for small targets.
+    ///
+    /// The same six counters, contract and methods, but each counter is a
+    /// `portable_atomic::AtomicU32` that saturates at `u32::MAX`
+    /// (4,294,967,295 events). On `thumbv7m` and larger cores these are
+    /// native atomics, so the program needs no 64-bit lock table; on
+    /// `thumbv6m` they still go through a critical section.
+    ///
+    /// ```
+    /// use dinah_core::{MetricsSnapshot, RuntimeMetrics32};
+    ///
+    /// static METRICS: RuntimeMetrics32 = RuntimeMetrics32::new();
+    ///
+    /// METRICS.record_failed();
+    /// let wide: MetricsSnapshot = METRICS.snapshot().into();
+    /// assert_eq!(wide.failed, 1);
+    /// ```
+    RuntimeMetrics32,
+    /// A plain copy of [`RuntimeMetrics32`] counters.
+    MetricsSnapshot32,
+    u32,
+    AtomicU32
+}
+
+impl From<MetricsSnapshot32> for MetricsSnapshot {
+    /// Widens every counter to 64 bits.
+    fn from(narrow: MetricsSnapshot32) -> Self {
+        Self {
+            submitted: narrow.submitted.into(),
+            started: narrow.started.into(),
+            completed: narrow.completed.into(),
+            failed: narrow.failed.into(),
+            cancellation_requested: narrow.cancellation_requested.into(),
+            cancellation_acknowledged: narrow.cancellation_acknowledged.into(),
         }
     }
 }
@@ -196,6 +270,21 @@ mod tests {
         let snapshot = metrics.snapshot();
         assert_eq!((snapshot.submitted, snapshot.started), (u64::MAX, u64::MAX));
         assert_eq!(snapshot.completed, 0);
+    }
+
+    #[test]
+    fn narrow_counters_saturate_at_u32_max_and_widen() {
+        let metrics = RuntimeMetrics32::from_snapshot(MetricsSnapshot32 {
+            cancellation_requested: u32::MAX - 1,
+            ..MetricsSnapshot32::default()
+        });
+        for _ in 0..3 {
+            metrics.record_cancellation_requested();
+        }
+        metrics.record_completed();
+        let wide = MetricsSnapshot::from(metrics.snapshot());
+        assert_eq!(wide.cancellation_requested, u64::from(u32::MAX));
+        assert_eq!((wide.completed, wide.submitted), (1, 0));
     }
 
     #[test]

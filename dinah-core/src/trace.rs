@@ -144,7 +144,13 @@ impl<const N: usize> TraceRing<N> {
     }
 
     fn with<R>(&self, f: impl FnOnce(&mut Ring<N>) -> R) -> R {
-        critical_section::with(|cs| f(&mut self.inner.borrow_ref_mut(cs)))
+        critical_section::with(|cs| match self.inner.borrow(cs).try_borrow_mut() {
+            Ok(mut ring) => f(&mut ring),
+            // Unreachable: no user code runs inside the section, so nothing
+            // can re-enter it. A plain message keeps `core::fmt` out of
+            // firmware that never formats panics.
+            Err(_) => panic!("TraceRing re-entered inside its own critical section"),
+        })
     }
 
     /// Appends `event` after every event already recorded.

@@ -52,10 +52,17 @@ setup_embedded_toolchain() {
         fi
         echo "rustup could not provide: ${missing[*]}; falling back to Debian's toolchain"
     fi
-    if ! [ -x /usr/bin/rustc ] || ! [ -d /usr/lib/rustlib/src/rust/library/core ]; then
-        apt_install rustc-web cargo-web rust-web-src
+    if ! [ -x /usr/bin/rustc ] || ! [ -d /usr/lib/rustlib/src/rust/library/core ] || ! command -v ld.lld-22 >/dev/null; then
+        apt_install rustc-web cargo-web rust-web-src lld-22
     fi
-    EMBEDDED_CARGO=(env PATH="/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 /usr/bin/cargo)
+    # Debian's rustc has no rust-lld of its own: link no_std binaries with lld-22.
+    local linker_vars=()
+    for t in "${targets[@]}"; do
+        local var
+        var="CARGO_TARGET_$(echo "$t" | tr 'a-z-' 'A-Z_')_LINKER=ld.lld-22"
+        linker_vars+=("$var")
+    done
+    EMBEDDED_CARGO=(env PATH="/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 "${linker_vars[@]}" /usr/bin/cargo)
     EMBEDDED_FLAGS=(-Zbuild-std=core)
     echo "embedded toolchain: Debian $(/usr/bin/rustc --version) with -Zbuild-std=core"
 }

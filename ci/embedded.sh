@@ -3,7 +3,7 @@
 # checks that it links nothing beyond its four dependencies and no `alloc`.
 source "$(dirname "$0")/common.sh"
 
-targets=(thumbv6m-none-eabi thumbv7m-none-eabi)
+targets=(thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabihf riscv32imac-unknown-none-elf)
 setup_embedded_toolchain "${targets[@]}"
 
 for target in "${targets[@]}"; do

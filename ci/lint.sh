@@ -6,6 +6,7 @@ rustup component add rustfmt clippy >/dev/null 2>&1 || true
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
+cargo fmt --manifest-path examples/qemu/Cargo.toml -- --check
 
 # Each line is one feature set: arguments for cargo clippy / cargo doc.
 feature_sets=(

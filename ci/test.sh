@@ -3,13 +3,14 @@
 # on a fresh Debian machine that has only rustup's stable toolchain.
 #
 #   ./ci/test.sh            everything
-#   ./ci/test.sh lint       one part: lint, host-tests, loom, msrv, embedded, bench-build
+#   ./ci/test.sh lint       one part: lint, host-tests, loom, msrv, embedded, firmware,
+#                           footprint, bench-build
 source "$(dirname "$0")/common.sh"
 
-parts=(lint host-tests loom msrv embedded bench-build)
+parts=(lint host-tests loom msrv embedded firmware footprint bench-build)
 [ $# -gt 0 ] && parts=("$@")
 
-rm -f target/ci-test-counts
+rm -f target/ci-test-counts target/ci-firmware-counts
 started=$SECONDS
 for part in "${parts[@]}"; do
     case "$part" in
@@ -24,7 +25,13 @@ for part in "${parts[@]}"; do
     echo "ci: $part done at $((SECONDS - started)) s"
 done
 echo "ci: all parts passed (${parts[*]}) in $((SECONDS - started)) s"
-if [ -f target/ci-test-counts ]; then
-    read -r passed failed < target/ci-test-counts
-    echo "tests: $passed passed, $failed failed"
-fi
+passed=0
+failed=0
+for counts in target/ci-test-counts target/ci-firmware-counts; do
+    if [ -f "$counts" ]; then
+        read -r p f <"$counts"
+        passed=$((passed + p))
+        failed=$((failed + f))
+    fi
+done
+echo "tests: $passed passed, $failed failed"

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Runs the QEMU firmware and the on-target tests on thumbv7m (lm3s6965evb)
+# and thumbv6m (microbit), decodes their defmt logs and compares them line by
+# line with ci/expected/. Any difference, non-zero exit or hang fails.
+#
+#   ./ci/firmware.sh           check against ci/expected/
+#   ./ci/firmware.sh --bless   rewrite ci/expected/ from this run
+source "$(dirname "$0")/common.sh"
+
+bless=""
+[ "${1:-}" = "--bless" ] && bless=1
+
+targets=(thumbv7m-none-eabi thumbv6m-none-eabi)
+setup_embedded_toolchain "${targets[@]}"
+
+command -v qemu-system-arm >/dev/null || apt_install qemu-system-arm
+if ! command -v defmt-print >/dev/null; then
+    step "installing defmt-print 1.2.0"
+    cargo install defmt-print --version 1.2.0 --locked --quiet
+fi
+
+firmware_dir=examples/qemu
+test_logs=$(mktemp)
+trap 'rm -f "$test_logs"' EXIT
+export CARGO_TARGET_DIR="$PWD/target/firmware"
+mkdir -p ci/expected
+failures=0
+
+# Reads cargo's JSON messages and prints the executable built for target $1.
+built_executable() {
+    python3 -c '
+import json, sys
+name = sys.argv[1]
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("reason") == "compiler-artifact" and msg.get("executable") \
+            and msg["target"]["name"] == name:
+        print(msg["executable"])
+        break
+else:
+    sys.exit("cargo built no executable named " + name)' "$1"
+}
+
+# Runs one ELF under QEMU and compares its decoded log with ci/expected/$2.log.
+run_and_compare() {
+    local elf="$1" name="$2" log expected="ci/expected/$2.log" status=0
+    log=$(mktemp)
+    (cd "$firmware_dir" && ./run.sh "$elf") >"$log" || status=$?
+    cat "$log"
+    [[ "$name" == on-target-* ]] && cat "$log" >>"$test_logs"
+    if [ "$status" -ne 0 ]; then
+        echo "FAILED: $name exited with status $status (124 means it hung)"
+        failures=$((failures + 1))
+    elif [ -n "$bless" ]; then
+        cp "$log" "$expected"
+        echo "blessed $expected"
+    elif ! diff -u "$expected" "$log"; then
+        echo "FAILED: $name log differs from $expected"
+        failures=$((failures + 1))
+    else
+        echo "ok: $name matches $expected ($(wc -l <"$expected") lines)"
+    fi
+    rm -f "$log"
+}
+
+for target in "${targets[@]}"; do
+    short=${target%%-*}
+    for features in "" "metrics32"; do
+        step "clippy on the firmware for $target ${features:+(features: $features)}"
+        (cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" clippy --release --target "$target" "${EMBEDDED_FLAGS[@]}" \
+            --all-targets ${features:+--features "$features"} -- -D warnings)
+
+        step "firmware example on $target ${features:+(features: $features)}"
+        elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" \
+            --bin dinah-qemu ${features:+--features "$features"} --message-format=json-render-diagnostics \
+            | built_executable dinah-qemu)
+        # Both counter widths must log exactly the same lines.
+        if [ -z "$features" ] || [ -z "$bless" ]; then
+            run_and_compare "$elf" "qemu-$short"
+        fi
+    done
+
+    step "on-target tests on $target"
+    elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" test --no-run --release --target "$target" "${EMBEDDED_FLAGS[@]}" \
+        --test on_target --message-format=json-render-diagnostics | built_executable on_target)
+    run_and_compare "$elf" "on-target-$short"
+done
+
+passed=$(grep -Eo '[0-9]+ passed, [0-9]+ failed' "$test_logs" | awk '{s += $1} END {print s + 0}')
+failed=$(grep -Eo '[0-9]+ passed, [0-9]+ failed' "$test_logs" | awk '{s += $3} END {print s + 0}')
+echo "on-target tests: $passed passed, $failed failed"
+mkdir -p target
+echo "$passed $failed" >target/ci-firmware-counts
+
+if [ "$failures" -ne 0 ]; then
+    echo "firmware: $failures run(s) failed"
+    exit 1
+fi
+echo "firmware: both targets ran the example and the on-target tests as expected"

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Cargo runner: runs a firmware ELF on the QEMU board for its target, decodes
+# its defmt output, and exits with the firmware's semihosting exit status.
+# A firmware that hangs is killed after ${QEMU_TIMEOUT:-60} s (status 124).
+set -euo pipefail
+elf="$1"
+case "$elf" in
+    *thumbv6m-none-eabi*) board=(-machine microbit -cpu cortex-m0) ;;
+    *thumbv7m-none-eabi*) board=(-machine lm3s6965evb -cpu cortex-m3) ;;
+    *) echo "run.sh: no QEMU board known for $elf" >&2; exit 2 ;;
+esac
+decode=(cat)
+if [ -z "${DINAH_NO_DEFMT_DECODE:-}" ]; then
+    decode=(defmt-print -e "$elf" --log-format '{L} {s}')
+fi
+timeout "${QEMU_TIMEOUT:-60}" qemu-system-arm "${board[@]}" -nographic \
+    -semihosting-config enable=on,target=native -kernel "$elf" 2> >(grep -v 'Timer with period zero' >&2) \
+    | "${decode[@]}"

@@ -1,0 +1,208 @@
+//! dinah-core's tests, run on the emulated microcontroller itself.
+//!
+//! A plain table of test functions: each returns `Ok(())` or the first check
+//! that failed. The run logs each result and a final `N passed, N failed`
+//! line, and exits 0 only if none failed.
+#![no_std]
+#![no_main]
+
+use cortex_m_rt::entry;
+use defmt::{error, info};
+use dinah_core::{
+    CoreConfig, CoreError, CoreId, CoreIdError, MetricsSnapshot, MetricsSnapshot32, QueuePushError,
+    RuntimeMetrics, RuntimeMetrics32, TaskFailure, TaskFailureKind, TaskId, TaskIdError, TaskQueue,
+    TaskState, TraceEvent, TraceEventKind, TraceRecordError, TraceRing, WorkerId, WorkerIdError,
+};
+use dinah_qemu::{TARGET, exit_failure, exit_success};
+
+type Outcome = Result<(), &'static str>;
+
+fn ensure(holds: bool, what: &'static str) -> Outcome {
+    if holds { Ok(()) } else { Err(what) }
+}
+
+fn ids_reject_zero_and_keep_their_value() -> Outcome {
+    ensure(TaskId::new(0) == Err(TaskIdError), "TaskId rejects zero")?;
+    ensure(
+        WorkerId::new(0) == Err(WorkerIdError),
+        "WorkerId rejects zero",
+    )?;
+    ensure(CoreId::new(0) == Err(CoreIdError), "CoreId rejects zero")?;
+    let max = TaskId::new(u64::MAX).map_err(|_| "u64::MAX is valid")?;
+    ensure(max.get() == u64::MAX, "the value round-trips")?;
+    ensure(TaskId::MIN < max, "IDs order by value")?;
+    ensure(
+        CoreConfig::new(0) == Err(CoreError::ZeroMaxWorkers),
+        "zero workers refused",
+    )
+}
+
+fn task_state_allows_exactly_five_transitions() -> Outcome {
+    use TaskState::*;
+    let allowed = [
+        (Pending, Running),
+        (Pending, Cancelled),
+        (Running, Completed),
+        (Running, Failed),
+        (Running, Cancelled),
+    ];
+    for from in TaskState::ALL {
+        for to in TaskState::ALL {
+            let mut state = from;
+            let result = state.transition_to(to);
+            if allowed.contains(&(from, to)) {
+                ensure(
+                    result.is_ok() && state == to,
+                    "an allowed transition applies",
+                )?;
+            } else {
+                let refused = result
+                    .map(|_| ())
+                    .err()
+                    .ok_or("a forbidden transition is refused")?;
+                ensure(
+                    refused.from() == from && refused.to() == to,
+                    "the refusal keeps both states",
+                )?;
+                ensure(state == from, "a refused transition leaves the state alone")?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn task_failure_keeps_error_and_kind() -> Outcome {
+    let failure = TaskFailure::returned(7u8);
+    ensure(failure.kind() == TaskFailureKind::ReturnedError, "kind")?;
+    let mapped = failure.map_error(u32::from);
+    ensure(
+        mapped.kind() == TaskFailureKind::ReturnedError,
+        "kind survives mapping",
+    )?;
+    ensure(mapped.into_error() == 7u32, "the error survives mapping")
+}
+
+fn full_queue_hands_the_task_back() -> Outcome {
+    fn one() -> u8 {
+        1
+    }
+    fn two() -> u8 {
+        2
+    }
+    let mut queue: TaskQueue<fn() -> u8, 1> = TaskQueue::new();
+    queue.try_push(one).map_err(|_| "room for one")?;
+    match queue.try_push(two) {
+        Err(QueuePushError::Full(back)) => ensure(back() == 2, "the refused task is the original")?,
+        Ok(()) => return Err("a full queue accepted a task"),
+    }
+    ensure(queue.len() == 1, "the queue is unchanged")?;
+    ensure(queue.pop().map(|task| task()) == Some(1), "FIFO")?;
+    ensure(queue.pop().is_none(), "empty")
+}
+
+fn metrics_saturate() -> Outcome {
+    let wide = RuntimeMetrics::from_snapshot(MetricsSnapshot {
+        submitted: u64::MAX - 1,
+        ..MetricsSnapshot::default()
+    });
+    wide.record_submitted();
+    wide.record_submitted();
+    ensure(
+        wide.snapshot().submitted == u64::MAX,
+        "64-bit counters stop at u64::MAX",
+    )?;
+    let narrow = RuntimeMetrics32::from_snapshot(MetricsSnapshot32 {
+        failed: u32::MAX,
+        ..MetricsSnapshot32::default()
+    });
+    narrow.record_failed();
+    narrow.record_started();
+    let snapshot = narrow.snapshot();
+    ensure(
+        snapshot.failed == u32::MAX,
+        "32-bit counters stop at u32::MAX",
+    )?;
+    ensure(snapshot.started == 1, "counters are separate")
+}
+
+fn trace_ring_full_drain_clear_cycle() -> Outcome {
+    static RING: TraceRing<2> = TraceRing::new();
+    let task = TaskId::MIN;
+    let first = TraceEvent::new(task, TraceEventKind::Submitted);
+    let second = TraceEvent::new(task, TraceEventKind::Started);
+    let third = TraceEvent::new(task, TraceEventKind::Completed);
+    RING.record(first).map_err(|_| "room")?;
+    RING.record(second).map_err(|_| "room")?;
+    ensure(
+        RING.record(third) == Err(TraceRecordError::Full(third)),
+        "full ring refuses",
+    )?;
+    ensure(RING.rejected() == 1, "refusal counted")?;
+    let drained = RING.drain();
+    ensure(
+        drained.as_slice() == [first, second],
+        "drain in recording order",
+    )?;
+    ensure(
+        RING.is_empty() && RING.rejected() == 1,
+        "drain keeps the count",
+    )?;
+    RING.record(third).map_err(|_| "room after drain")?;
+    RING.clear();
+    ensure(
+        RING.is_empty() && RING.rejected() == 0,
+        "clear starts afresh",
+    )
+}
+
+/// A named test.
+type Test = (&'static str, fn() -> Outcome);
+
+const TESTS: &[Test] = &[
+    (
+        "ids_reject_zero_and_keep_their_value",
+        ids_reject_zero_and_keep_their_value,
+    ),
+    (
+        "task_state_allows_exactly_five_transitions",
+        task_state_allows_exactly_five_transitions,
+    ),
+    (
+        "task_failure_keeps_error_and_kind",
+        task_failure_keeps_error_and_kind,
+    ),
+    (
+        "full_queue_hands_the_task_back",
+        full_queue_hands_the_task_back,
+    ),
+    ("metrics_saturate", metrics_saturate),
+    (
+        "trace_ring_full_drain_clear_cycle",
+        trace_ring_full_drain_clear_cycle,
+    ),
+];
+
+#[entry]
+fn main() -> ! {
+    info!("on-target tests for {=str}", TARGET);
+    let mut failed = 0usize;
+    for (name, test) in TESTS {
+        match test() {
+            Ok(()) => info!("test {=str} ... ok", name),
+            Err(what) => {
+                error!("test {=str} ... FAILED: {=str}", name, what);
+                failed += 1;
+            }
+        }
+    }
+    info!(
+        "{=usize} passed, {=usize} failed",
+        TESTS.len() - failed,
+        failed
+    );
+    if failed == 0 {
+        exit_success()
+    } else {
+        exit_failure()
+    }
+}

@@ -66,3 +66,14 @@ setup_embedded_toolchain() {
     EMBEDDED_FLAGS=(-Zbuild-std=core)
     echo "embedded toolchain: Debian $(/usr/bin/rustc --version) with -Zbuild-std=core"
 }
+
+# Sums cargo's "test result" lines in log $1, prints "$2: N passed, N failed"
+# and keeps the counts for ci/test.sh's closing line.
+record_test_counts() {
+    local log="$1" name="$2" passed failed
+    passed=$(grep -Eo '^test result: [a-zA-Z]+\. [0-9]+ passed' "$log" | awk '{s += $4} END {print s + 0}')
+    failed=$(grep -Eo '^test result: .* [0-9]+ failed' "$log" | grep -Eo '[0-9]+ failed' | awk '{s += $1} END {print s + 0}')
+    echo "$name: $passed passed, $failed failed"
+    mkdir -p target
+    echo "$passed $failed" >"target/ci-counts-$name"
+}

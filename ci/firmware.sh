@@ -67,8 +67,12 @@ for target in "${targets[@]}"; do
     short=${target%%-*}
     for features in "" "metrics32"; do
         step "clippy on the firmware for $target ${features:+(features: $features)}"
-        (cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" clippy --release --target "$target" "${EMBEDDED_FLAGS[@]}" \
-            --all-targets ${features:+--features "$features"} -- -D warnings)
+        if [ ${#EMBEDDED_FLAGS[@]} -eq 0 ]; then
+            (cd "$firmware_dir" && cargo clippy --release --target "$target" \
+                --all-targets ${features:+--features "$features"} -- -D warnings)
+        else
+            echo "skipped: Debian's toolchain ships no clippy (the host lint covers dinah-core)"
+        fi
 
         step "firmware example on $target ${features:+(features: $features)}"
         elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" \
@@ -90,7 +94,7 @@ passed=$(grep -Eo '[0-9]+ passed, [0-9]+ failed' "$test_logs" | awk '{s += $1} E
 failed=$(grep -Eo '[0-9]+ passed, [0-9]+ failed' "$test_logs" | awk '{s += $3} END {print s + 0}')
 echo "on-target tests: $passed passed, $failed failed"
 mkdir -p target
-echo "$passed $failed" >target/ci-firmware-counts
+echo "$passed $failed" >target/ci-counts-on-target
 
 if [ "$failures" -ne 0 ]; then
     echo "firmware: $failures run(s) failed"

@@ -10,7 +10,7 @@ source "$(dirname "$0")/common.sh"
 parts=(lint host-tests loom msrv embedded firmware footprint bench-build)
 [ $# -gt 0 ] && parts=("$@")
 
-rm -f target/ci-test-counts target/ci-firmware-counts
+rm -f target/ci-counts-*
 started=$SECONDS
 for part in "${parts[@]}"; do
     case "$part" in
@@ -27,7 +27,7 @@ done
 echo "ci: all parts passed (${parts[*]}) in $((SECONDS - started)) s"
 passed=0
 failed=0
-for counts in target/ci-test-counts target/ci-firmware-counts; do
+for counts in target/ci-counts-*; do
     if [ -f "$counts" ]; then
         read -r p f <"$counts"
         passed=$((passed + p))

@@ -97,7 +97,7 @@ fn after_a_panic_the_queue_holds_exactly_the_tasks_not_removed() {
         );
 
         let removed = dispatch.claimed();
-        assert!(removed >= 2 && removed <= TASKS);
+        assert!((2..=TASKS).contains(&removed));
         // Every removed task ran exactly once; nothing else ran.
         for (index, runs) in runs.iter().enumerate() {
             let expected = usize::from(index < removed);

@@ -8,7 +8,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::thread;
 
-use dinah::{BoundedQueue, CoreError, Executor, Scheduler, SchedulerExt, TaskQueue};
+use dinah::{
+    BoundedQueue, CoreError, Executor, FifoQueue, QueuePushError, Scheduler, SchedulerExt,
+    TaskQueue,
+};
 
 type Task<'a, R> = Box<dyn FnOnce() -> R + Send + 'a>;
 
@@ -356,4 +359,58 @@ fn the_fixed_capacity_core_queue_plugs_into_run_parallel() {
     }
     assert_eq!(Scheduler::run_parallel(&mut queue, 2).unwrap(), [1, 2, 3]);
     assert!(queue.is_empty());
+}
+
+/// A queue whose `pop` panics on its third call, before removing anything.
+struct FaultyQueue<T> {
+    inner: BoundedQueue<T>,
+    pops: usize,
+}
+
+impl<T> FifoQueue for FaultyQueue<T> {
+    type Item = T;
+
+    fn try_push(&mut self, item: T) -> Result<(), QueuePushError<T>> {
+        self.inner.try_push(item)
+    }
+
+    fn pop(&mut self) -> Option<T> {
+        self.pops += 1;
+        assert_ne!(self.pops, 3, "the queue itself failed");
+        self.inner.pop()
+    }
+
+    fn len(&self) -> usize {
+        self.inner.len()
+    }
+
+    fn capacity(&self) -> usize {
+        self.inner.capacity()
+    }
+}
+
+#[test]
+fn a_panicking_queue_stops_the_run_instead_of_being_trusted_again() {
+    let ran = AtomicUsize::new(0);
+    let tasks: Vec<Task<'_, ()>> = (0..10)
+        .map(|_| {
+            let ran = &ran;
+            Box::new(move || {
+                ran.fetch_add(1, Ordering::SeqCst);
+            }) as Task<'_, ()>
+        })
+        .collect();
+    let mut queue = FaultyQueue {
+        inner: queue_of(tasks),
+        pops: 0,
+    };
+    let payload = panic::catch_unwind(AssertUnwindSafe(|| Scheduler::run_parallel(&mut queue, 2)))
+        .expect_err("the queue's panic reaches the caller");
+    assert_eq!(
+        payload.downcast_ref::<String>().map(String::as_str),
+        Some("assertion `left != right` failed: the queue itself failed\n  left: 3\n right: 3")
+    );
+    // Two pops succeeded before the failing one; nothing was popped after it.
+    assert_eq!(ran.load(Ordering::SeqCst), 2);
+    assert_eq!(queue.inner.len(), 8);
 }

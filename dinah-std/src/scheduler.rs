@@ -66,6 +66,8 @@ pub trait SchedulerExt: sealed::Sealed {
     /// the panic resumes on the caller with its original payload (if several
     /// tasks panic, one of those payloads). Every task not yet removed is
     /// still in the queue, in order. Results of finished tasks are dropped.
+    /// If the queue's own `pop` panics, no worker touches the queue again and
+    /// that panic resumes the same way.
     ///
     /// ```
     /// use dinah_core::Scheduler;
@@ -157,7 +159,9 @@ impl SchedulerExt for Scheduler {
 /// 2. After [`Dispatch::stop`], `claim` removes nothing, so every task not
 ///    yet removed stays in the queue in its original order.
 /// 3. No task runs while the lock is held: `claim` returns the task and the
-///    caller runs it after the guard is dropped.
+///    caller runs it after the guard is dropped. The only foreign code under
+///    the lock is the queue's own `pop`; if it panics, the lock is poisoned
+///    and every later claim stops the run.
 ///
 /// No deadlock: a worker takes only this lock, never while holding another,
 /// and never waits for another worker; it stops when `claim` returns `None`.
@@ -201,8 +205,17 @@ pub(crate) mod dispatch {
 
         /// Removes the oldest task with its FIFO index, unless the queue is
         /// empty or the run was stopped.
+        ///
+        /// A queue whose `pop` panicked poisons the lock; every later claim
+        /// then stops the run instead of trusting that queue again.
         pub fn claim(&self) -> Option<(usize, Q::Item)> {
-            let mut state = lock(&self.state);
+            let mut state = match self.state.lock() {
+                Ok(state) => state,
+                Err(poisoned) => {
+                    poisoned.into_inner().stopped = true;
+                    return None;
+                }
+            };
             if state.stopped {
                 return None;
             }

@@ -8,3 +8,4 @@ rustup toolchain list | grep -q "^$msrv" || timeout 300 rustup toolchain install
 cargo "+$msrv" check -p dinah-core
 cargo "+$msrv" check -p dinah-core --features defmt
 cargo "+$msrv" check -p dinah-std
+cargo "+$msrv" check -p dinah

@@ -17,3 +17,8 @@ pub use dinah_core::*;
 
 #[cfg(feature = "std")]
 pub use dinah_std::*;
+
+/// Compiles and runs the README's Rust examples as doctests.
+#[cfg(all(doctest, feature = "std"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

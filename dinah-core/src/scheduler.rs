@@ -67,8 +67,8 @@ impl Scheduler {
     /// Runs every queued task, oldest first, handing each result to `sink`
     /// with its FIFO index; returns how many tasks ran.
     ///
-    /// Tasks queued by `sink` while the drain runs are not possible (the queue
-    /// is borrowed); the queue is empty on a normal return.
+    /// The queue stays borrowed for the whole drain, so nothing can be queued
+    /// while it runs; it is empty on a normal return.
     ///
     /// ```
     /// use dinah_core::{Scheduler, TaskQueue};

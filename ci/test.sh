@@ -4,10 +4,10 @@
 #
 #   ./ci/test.sh            everything
 #   ./ci/test.sh lint       one part: lint, host-tests, loom, msrv, embedded, firmware,
-#                           footprint, bench-build
+#                           footprint, miri, bench-build
 source "$(dirname "$0")/common.sh"
 
-parts=(lint host-tests loom msrv embedded firmware footprint bench-build)
+parts=(lint host-tests loom miri msrv embedded firmware footprint bench-build)
 [ $# -gt 0 ] && parts=("$@")
 
 rm -f target/ci-counts-*

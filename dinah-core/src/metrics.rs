@@ -290,7 +290,7 @@ mod tests {
     #[test]
     fn concurrent_increments_are_all_counted() {
         const THREADS: usize = 4;
-        const PER_THREAD: u64 = 10_000;
+        const PER_THREAD: u64 = if cfg!(miri) { 100 } else { 10_000 };
         let metrics = RuntimeMetrics::new();
         let start = Barrier::new(THREADS);
         thread::scope(|s| {

@@ -315,7 +315,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(4096))]
+        #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 8 } else { 4096 }))]
 
         /// The queue behaves exactly like a `VecDeque` bounded at `N`.
         #[test]

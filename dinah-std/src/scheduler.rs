@@ -131,18 +131,13 @@ impl SchedulerExt for Scheduler {
                 .collect()
         });
 
+        // Every worker has been joined: a panic can resume now.
         let mut results = Vec::with_capacity(dispatch.claimed());
-        let mut panic_payload = None;
         for outcome in outcomes {
             match outcome {
                 Ok(done) => results.extend(done),
-                Err(payload) => {
-                    panic_payload.get_or_insert(payload);
-                }
+                Err(payload) => panic::resume_unwind(payload),
             }
-        }
-        if let Some(payload) = panic_payload {
-            panic::resume_unwind(payload);
         }
         // Each worker's list is already in removal order; a stable sort
         // merges those runs in near-linear time.

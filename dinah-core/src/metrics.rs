@@ -42,6 +42,12 @@ macro_rules! runtime_metrics {
             pub cancellation_acknowledged: $int,
         }
 
+        impl Counter for $atomic {
+            fn saturating_increment(&self) {
+                let _ = self.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_add(1));
+            }
+        }
+
         impl $metrics {
             /// All counters at zero.
             #[must_use]
@@ -120,18 +126,6 @@ macro_rules! runtime_metrics {
 /// stops the update instead of wrapping.
 trait Counter {
     fn saturating_increment(&self);
-}
-
-impl Counter for AtomicU64 {
-    fn saturating_increment(&self) {
-        let _ = self.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_add(1));
-    }
-}
-
-impl Counter for AtomicU32 {
-    fn saturating_increment(&self) {
-        let _ = self.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_add(1));
-    }
 }
 
 runtime_metrics! {

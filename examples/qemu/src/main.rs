@@ -57,24 +57,11 @@ fn record(event: TraceEvent) {
     }
 }
 
-fn task_1() -> Result<u32, u32> {
-    begin(1);
-    Ok(10)
-}
-
-fn task_2() -> Result<u32, u32> {
-    begin(2);
-    Ok(20)
-}
-
-fn task_3() -> Result<u32, u32> {
-    begin(3);
-    Err(30)
-}
-
-fn task_4() -> Result<u32, u32> {
-    begin(4);
-    Ok(40)
+/// Queued task number `N`: it records its start and returns `N * 10`;
+/// task 3 returns that as its error.
+fn counted_task<const N: u32>() -> Result<u32, u32> {
+    begin(u64::from(N));
+    if N == 3 { Err(N * 10) } else { Ok(N * 10) }
 }
 
 /// The task that does not fit. It has no side effects, so the firmware can
@@ -120,7 +107,13 @@ fn size_report() {
 
 fn queue_and_drain() {
     let mut queue: TaskQueue<Task, QUEUE_CAPACITY> = TaskQueue::new();
-    let tasks: [Task; 5] = [task_1, task_2, task_3, task_4, task_5];
+    let tasks: [Task; 5] = [
+        counted_task::<1>,
+        counted_task::<2>,
+        counted_task::<3>,
+        counted_task::<4>,
+        task_5,
+    ];
     for (n, task) in (1..).zip(tasks) {
         match queue.try_push(task) {
             Ok(()) => {

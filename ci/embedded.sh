@@ -22,21 +22,25 @@ done
 step "dinah-core's normal dependencies on thumbv6m"
 tree=$(cargo tree -p dinah-core -e normal --target thumbv6m-none-eabi --prefix none --no-dedupe)
 echo "$tree"
-direct=$(cargo tree -p dinah-core -e normal --target thumbv6m-none-eabi --depth 1 --prefix none | tail -n +2 | awk '{print $1}' | sort -u | tr '\n' ' ')
-expected="critical-section heapless portable-atomic "
-if [ "$direct" != "$expected" ]; then
-    echo "unexpected direct dependencies: '$direct' (expected '$expected', plus defmt when enabled)"
-    exit 1
-fi
-direct_defmt=$(cargo tree -p dinah-core -e normal --features defmt --target thumbv6m-none-eabi --depth 1 --prefix none | tail -n +2 | awk '{print $1}' | sort -u | tr '\n' ' ')
-if [ "$direct_defmt" != "critical-section defmt heapless portable-atomic " ]; then
-    echo "unexpected direct dependencies with defmt: '$direct_defmt'"
-    exit 1
-fi
-if cargo tree -p dinah-core -e normal,features --target thumbv6m-none-eabi | grep -q 'feature "alloc"'; then
-    echo "a dependency of dinah-core enables an alloc feature"
-    exit 1
-fi
+# Fails unless dinah-core's direct normal dependencies, with the cargo
+# arguments in $1, are exactly the names in $2, and none turns on `alloc`.
+check_dependencies() {
+    local args="$1" expected="$2" direct
+    # shellcheck disable=SC2086
+    direct=$(cargo tree -p dinah-core -e normal $args --target thumbv6m-none-eabi --depth 1 --prefix none \
+        | tail -n +2 | awk '{print $1}' | sort -u | tr '\n' ' ')
+    if [ "$direct" != "$expected " ]; then
+        echo "unexpected direct dependencies${args:+ with $args}: '$direct' (expected '$expected')"
+        exit 1
+    fi
+    # shellcheck disable=SC2086
+    if cargo tree -p dinah-core -e normal,features $args --target thumbv6m-none-eabi | grep -q 'feature "alloc"'; then
+        echo "a dependency of dinah-core${args:+ with $args} enables an alloc feature"
+        exit 1
+    fi
+}
+check_dependencies "" "critical-section heapless portable-atomic"
+check_dependencies "--features defmt" "critical-section defmt heapless portable-atomic"
 if grep -rn 'extern crate alloc' dinah-core/src; then
     echo "dinah-core must not link alloc"
     exit 1

@@ -9,7 +9,7 @@ use std::sync::{Barrier, Mutex};
 use std::thread;
 
 use dinah::{
-    BoundedQueue, CoreError, Executor, FifoQueue, QueuePushError, Scheduler, SchedulerExt,
+    BoundedQueue, Executor, FifoQueue, ParallelError, QueuePushError, Scheduler, SchedulerExt,
     TaskQueue,
 };
 
@@ -197,10 +197,10 @@ fn run_parallel_rejects_zero_workers_and_leaves_the_queue_alone() {
         ran.fetch_add(1, Ordering::Relaxed);
     })];
     let mut queue = queue_of(tasks);
-    assert_eq!(
-        Scheduler::run_parallel(&mut queue, 0).unwrap_err(),
-        CoreError::ZeroMaxWorkers
-    );
+    assert!(matches!(
+        Scheduler::run_parallel(&mut queue, 0),
+        Err(ParallelError::ZeroMaxWorkers)
+    ));
     assert_eq!((queue.len(), ran.load(Ordering::Relaxed)), (1, 0));
 }
 

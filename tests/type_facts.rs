@@ -1,8 +1,9 @@
 //! Send/Sync and other type-level facts, checked at compile time.
 
 use dinah::{
-    BoundedQueue, CancellationHandle, CancellationToken, CoreError, MetricsSnapshot,
-    RuntimeMetrics, Shared, TaskId, TaskQueue, TaskState, TraceBuffer, TraceEvent, TraceRing,
+    BoundedQueue, CancellationHandle, CancellationToken, CapacityError, CoreError, MetricsSnapshot,
+    ParallelError, RuntimeMetrics, Shared, TaskId, TaskQueue, TaskState, TraceBuffer, TraceEvent,
+    TraceRing,
 };
 
 const fn send_sync<T: Send + Sync>() {}
@@ -19,6 +20,8 @@ const _: () = {
     send_sync::<BoundedQueue<fn()>>();
     send_sync::<Shared<u32>>();
     send_sync::<CoreError>();
+    send_sync::<ParallelError>();
+    send_sync::<CapacityError>();
     // The owned cancellation handle moves anywhere, like tokio-util's token.
     clone_send_sync_static::<CancellationHandle>();
     // Plain values are Copy.

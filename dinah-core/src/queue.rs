@@ -52,10 +52,28 @@ impl<T> core::error::Error for QueuePushError<T> {}
 /// # Contract for implementors
 ///
 /// - [`pop`](Self::pop) returns items in the order [`try_push`](Self::try_push)
-///   accepted them.
+///   accepted them, each item once.
 /// - `try_push` on a queue holding `capacity()` items returns
 ///   [`QueuePushError::Full`] with the item and leaves the queue unchanged.
-/// - `len() <= capacity()` always, and `capacity()` never changes.
+/// - [`len`](Self::len) is the number of items `pop` would return before
+///   `None`; `len() <= capacity()` always, and `capacity()` never changes.
+///
+/// # What dinah does when an implementation breaks the contract
+///
+/// This is a safe trait, so a wrong implementation can make dinah misbehave
+/// but never causes undefined behaviour. dinah trusts `pop`, not `len`, for
+/// what runs:
+///
+/// - The drains run exactly the items `pop` returns until it returns `None`,
+///   whatever `len` said.
+/// - `len` only sizes things: how many worker threads
+///   `run_parallel` (in `dinah-std`) starts, and how much result storage is
+///   reserved up front, capped so that a huge `len` (up to `usize::MAX`)
+///   neither aborts on allocation nor overflows. A `len` that is too small
+///   starts fewer workers; a `len` of zero makes `run_parallel` treat the
+///   queue as empty and remove nothing, so its items stay queued.
+/// - A `pop` that panics is treated as a broken queue: the drain stops
+///   removing and the panic reaches the caller (see each drain's `# Panics`).
 pub trait FifoQueue {
     /// What the queue holds, typically a task closure or `fn` pointer.
     type Item;

@@ -5,7 +5,7 @@
 //! | item | what it adds |
 //! | --- | --- |
 //! | [`BoundedQueue`] | a FIFO task queue on `VecDeque` whose capacity is chosen at run time |
-//! | [`SchedulerExt`] | [`run_until_empty`](SchedulerExt::run_until_empty) and [`run_parallel`](SchedulerExt::run_parallel) on the core [`Scheduler`](dinah_core::Scheduler) |
+//! | [`SchedulerExt`] | [`run_until_empty`](SchedulerExt::run_until_empty) and [`run_parallel`](SchedulerExt::run_parallel) on the core [`Scheduler`](dinah_core::Scheduler), with [`ParallelError`] |
 //! | [`Shared`] | explicit mutex-backed sharing with poisoning reported, never guessed away |
 //! | [`CancellationHandle`] | an owned, clonable handle to one cancellation flag |
 //! | [`TraceBuffer`] | a trace log with a run-time capacity, for many threads |
@@ -37,7 +37,7 @@ mod trace;
 
 pub use cancel::CancellationHandle;
 pub use queue::{BoundedQueue, CapacityError};
-pub use scheduler::SchedulerExt;
+pub use scheduler::{ParallelError, SchedulerExt};
 pub use shared::{Shared, SynchronizationError};
 pub use trace::TraceBuffer;
 

@@ -4,19 +4,57 @@ use std::num::NonZeroUsize;
 
 use dinah_core::{FifoQueue, QueuePushError};
 
-/// A capacity of zero was asked for where at least one slot is needed.
+/// A queue or buffer could not be built with the capacity asked for.
 ///
 /// Returned by [`BoundedQueue::new`] and [`TraceBuffer::new`](crate::TraceBuffer::new).
+/// Nothing is allocated when either is returned, and the process keeps
+/// running: a capacity that cannot be reserved is refused here rather than
+/// aborting the process the way an infallible allocation would.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub struct CapacityError;
+#[non_exhaustive]
+pub enum CapacityError {
+    /// A capacity of zero was asked for where at least one slot is needed.
+    Zero,
+    /// Storage for `requested` items of `item_size` bytes each could not be
+    /// reserved: the size overflows the address space or the allocator
+    /// refused it.
+    Allocation {
+        /// The capacity that was asked for.
+        requested: usize,
+        /// The size of one item in bytes.
+        item_size: usize,
+    },
+}
 
 impl fmt::Display for CapacityError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("capacity must be at least 1")
+        match self {
+            Self::Zero => f.write_str("capacity must be at least 1"),
+            Self::Allocation {
+                requested,
+                item_size,
+            } => write!(
+                f,
+                "could not reserve storage for {requested} items of {item_size} bytes each"
+            ),
+        }
     }
 }
 
 impl std::error::Error for CapacityError {}
+
+/// Reserves a `VecDeque` for exactly `capacity` items, fallibly.
+pub(crate) fn reserve<T>(capacity: usize) -> Result<(NonZeroUsize, VecDeque<T>), CapacityError> {
+    let capacity = NonZeroUsize::new(capacity).ok_or(CapacityError::Zero)?;
+    let mut items = VecDeque::new();
+    items
+        .try_reserve_exact(capacity.get())
+        .map_err(|_| CapacityError::Allocation {
+            requested: capacity.get(),
+            item_size: size_of::<T>(),
+        })?;
+    Ok((capacity, items))
+}
 
 /// A FIFO queue of at most `capacity` items, with the capacity chosen at run time.
 ///
@@ -41,7 +79,7 @@ impl std::error::Error for CapacityError {}
 /// use dinah_std::{BoundedQueue, CapacityError};
 /// use dinah_core::QueuePushError;
 ///
-/// assert_eq!(BoundedQueue::<u8>::new(0).unwrap_err(), CapacityError);
+/// assert_eq!(BoundedQueue::<u8>::new(0).unwrap_err(), CapacityError::Zero);
 ///
 /// let mut queue = BoundedQueue::new(1)?;
 /// queue.try_push('a').unwrap();
@@ -56,17 +94,16 @@ pub struct BoundedQueue<T> {
 
 impl<T> BoundedQueue<T> {
     /// An empty queue holding at most `capacity` items; storage for all of
-    /// them is reserved now.
+    /// them is reserved now, so pushing within capacity never allocates.
     ///
     /// # Errors
     ///
-    /// Returns [`CapacityError`] when `capacity` is zero.
+    /// [`CapacityError::Zero`] when `capacity` is zero;
+    /// [`CapacityError::Allocation`] when storage for `capacity` items cannot
+    /// be reserved (nothing is allocated then, and the process goes on).
     pub fn new(capacity: usize) -> Result<Self, CapacityError> {
-        let capacity = NonZeroUsize::new(capacity).ok_or(CapacityError)?;
-        Ok(Self {
-            items: VecDeque::with_capacity(capacity.get()),
-            capacity,
-        })
+        let (capacity, items) = reserve(capacity)?;
+        Ok(Self { items, capacity })
     }
 
     /// Appends `item` at the back.
@@ -149,8 +186,36 @@ mod tests {
 
     #[test]
     fn zero_capacity_is_a_typed_error() {
-        assert_eq!(BoundedQueue::<()>::new(0).unwrap_err(), CapacityError);
-        assert_eq!(CapacityError.to_string(), "capacity must be at least 1");
+        assert_eq!(BoundedQueue::<()>::new(0).unwrap_err(), CapacityError::Zero);
+        assert_eq!(
+            CapacityError::Zero.to_string(),
+            "capacity must be at least 1"
+        );
+    }
+
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn a_capacity_the_address_space_cannot_hold_is_a_typed_error() {
+        // 2^57 items of 8 bytes = 2^60 bytes: a valid layout that no 64-bit
+        // address space can map, so the allocator itself refuses it.
+        let requested = 1usize << 57;
+        let error = BoundedQueue::<u64>::new(requested).unwrap_err();
+        assert_eq!(
+            error,
+            CapacityError::Allocation {
+                requested,
+                item_size: 8
+            }
+        );
+        assert_eq!(
+            error.to_string(),
+            format!("could not reserve storage for {requested} items of 8 bytes each")
+        );
+        let error = BoundedQueue::<[u8; 16]>::new(usize::MAX).unwrap_err();
+        assert!(matches!(
+            error,
+            CapacityError::Allocation { item_size: 16, .. }
+        ));
     }
 
     #[test]

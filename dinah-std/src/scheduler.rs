@@ -1,20 +1,69 @@
-use std::panic;
+use std::any::Any;
+use std::fmt;
+use std::io;
+use std::mem;
+use std::panic::{self, AssertUnwindSafe};
 use std::thread;
 
-use dinah_core::{CoreError, FifoQueue, Scheduler};
+use dinah_core::{FifoQueue, Scheduler};
+
+/// The most results reserved up front from a queue's `len()`.
+///
+/// `len()` is a hint from code dinah does not control: a wrong answer must
+/// not turn into a huge allocation or an overflow before a task runs. Past
+/// this many results, the result lists grow as tasks actually finish.
+const RESERVE_LIMIT: usize = 1 << 12;
+
+/// Why [`run_parallel`](SchedulerExt::run_parallel) ran nothing.
+///
+/// In every case no task was removed from the queue and no task ran.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ParallelError {
+    /// `max_workers` was zero.
+    ZeroMaxWorkers,
+    /// The operating system refused to start even one worker thread (a
+    /// thread or memory limit). Carries the error of the first refusal.
+    NoWorkerStarted(io::Error),
+}
+
+impl fmt::Display for ParallelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ZeroMaxWorkers => f.write_str("max_workers must be at least 1"),
+            Self::NoWorkerStarted(error) => write!(
+                f,
+                "no worker thread could be started ({error}); the queue is untouched"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ParallelError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::ZeroMaxWorkers => None,
+            Self::NoWorkerStarted(error) => Some(error),
+        }
+    }
+}
 
 /// Draining a whole queue into a `Vec`, sequentially or on scoped worker threads.
 ///
 /// Implemented for the core [`Scheduler`] only (the trait is sealed). Bring it
 /// into scope and call `Scheduler::run_until_empty(&mut queue)` or
 /// `Scheduler::run_parallel(&mut queue, max_workers)`.
+///
+/// Both trust the queue's [`pop`](FifoQueue::pop) for what runs and use its
+/// [`len`](FifoQueue::len) only as a sizing hint; see [`FifoQueue`] for what
+/// happens when an implementation reports a wrong length.
 pub trait SchedulerExt: sealed::Sealed {
     /// Runs every queued task on the caller's thread, oldest first, and
     /// returns their results in that FIFO order.
     ///
     /// Task errors are ordinary results: they are kept in place and never
     /// stop later tasks. An empty queue gives an empty `Vec`. The queue is
-    /// empty on return.
+    /// empty on return (as far as its `pop` says). No `Send` bound.
     ///
     /// # Panics
     ///
@@ -44,34 +93,55 @@ pub trait SchedulerExt: sealed::Sealed {
     ///
     /// # The dispatch rule
     ///
-    /// The call starts `min(max_workers, queue.len())` scoped threads once and
-    /// reuses them until the queue is empty. Each worker, whenever it is free,
-    /// removes the oldest queued task under an internal lock, releases the
-    /// lock, and only then runs the task. So at most `max_workers` tasks run
-    /// at once, every task is removed before it runs, tasks *start* in FIFO
-    /// order, and no task runs while the lock is held. Results are placed by
-    /// removal order, not completion order. Task errors are kept per task and
-    /// never stop later tasks. The workers are joined before the call
-    /// returns; none outlive it.
+    /// The call starts up to `min(max_workers, queue.len())` scoped threads
+    /// once and reuses them until the queue's `pop` returns `None`. Each
+    /// worker, whenever it is free, removes the oldest queued task under an
+    /// internal lock, releases the lock, and only then runs the task. So at
+    /// most `max_workers` tasks run at once, every task is removed before it
+    /// runs, tasks *start* in FIFO order, and no task runs while the lock is
+    /// held. Results are placed by removal order, not completion order. Task
+    /// errors are kept per task and never stop later tasks. The workers are
+    /// joined before the call returns; none outlive it, and the caller's
+    /// thread runs no task.
+    ///
+    /// # Worker threads
+    ///
+    /// `max_workers` is a ceiling the caller chooses; it is not capped at the
+    /// number of cores, because tasks that block or wait for one another need
+    /// the overlap that was asked for, and a silent cap would turn such a run
+    /// into a deadlock. For CPU-bound work pass
+    /// [`std::thread::available_parallelism`]. Threads are started with a
+    /// fallible spawn: if the operating system refuses some of them, the run
+    /// goes on with those that started (every task still runs, on fewer
+    /// threads); if it refuses the first one, nothing is removed and
+    /// [`ParallelError::NoWorkerStarted`] is returned.
     ///
     /// # Errors
     ///
-    /// Returns [`CoreError::ZeroMaxWorkers`] when `max_workers` is zero; the
-    /// queue is then untouched and no task runs.
+    /// [`ParallelError::ZeroMaxWorkers`] when `max_workers` is zero, and
+    /// [`ParallelError::NoWorkerStarted`] when no thread could be started. In
+    /// both cases the queue is untouched and no task runs. A queue whose
+    /// `len()` is zero is treated as empty: `Ok` with no results, nothing
+    /// removed.
     ///
     /// # Panics
     ///
     /// If a task panics, its worker tells the others to stop removing tasks.
-    /// Tasks already removed run to the end, every worker is joined, and then
-    /// the panic resumes on the caller with its original payload (if several
-    /// tasks panic, one of those payloads). Every task not yet removed is
-    /// still in the queue, in order. Results of finished tasks are dropped.
+    /// Tasks already removed run to the end and every worker is joined. Then
+    /// the results of the tasks that finished are dropped, each on its own: a
+    /// panic in one of their destructors is caught and discarded. Only then
+    /// does the task's panic resume on the caller, with its original payload.
+    /// If several tasks panicked, the payload of the one removed first (the
+    /// lowest FIFO index) resumes and the others are dropped the same way.
+    /// Every task not yet removed is still in the queue, in order.
+    ///
     /// If the queue's own `pop` panics, no worker touches the queue again and
-    /// that panic resumes the same way.
+    /// the run stops the same way; that panic resumes only if no task
+    /// panicked.
     ///
     /// ```
     /// use dinah_core::Scheduler;
-    /// use dinah_std::{BoundedQueue, SchedulerExt};
+    /// use dinah_std::{BoundedQueue, ParallelError, SchedulerExt};
     ///
     /// let mut queue = BoundedQueue::new(4)?;
     /// for n in 1..=4u32 {
@@ -79,10 +149,39 @@ pub trait SchedulerExt: sealed::Sealed {
     /// }
     /// let results = Scheduler::run_parallel(&mut queue, 2)?;
     /// assert_eq!(results, [Ok(10), Ok(20), Err(3), Ok(40)]);
-    /// assert!(Scheduler::run_parallel(&mut queue, 0).is_err());
+    /// assert!(matches!(
+    ///     Scheduler::run_parallel(&mut queue, 0),
+    ///     Err(ParallelError::ZeroMaxWorkers)
+    /// ));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    fn run_parallel<Q, F, R>(queue: &mut Q, max_workers: usize) -> Result<Vec<R>, CoreError>
+    ///
+    /// Tasks and results cross to worker threads, so both must be `Send`. A
+    /// task holding an `Rc` is refused at compile time:
+    ///
+    /// ```compile_fail,E0277
+    /// use std::rc::Rc;
+    /// use dinah_core::Scheduler;
+    /// use dinah_std::{BoundedQueue, SchedulerExt};
+    ///
+    /// let shared = Rc::new(1);
+    /// let mut queue = BoundedQueue::new(1).unwrap();
+    /// queue.try_push(move || *shared + 1).unwrap_or_else(|_| unreachable!());
+    /// let _ = Scheduler::run_parallel(&mut queue, 2);
+    /// ```
+    ///
+    /// and so is a task whose result holds one:
+    ///
+    /// ```compile_fail,E0277
+    /// use std::rc::Rc;
+    /// use dinah_core::Scheduler;
+    /// use dinah_std::{BoundedQueue, SchedulerExt};
+    ///
+    /// let mut queue = BoundedQueue::new(1).unwrap();
+    /// queue.try_push(|| Rc::new(1)).unwrap_or_else(|_| unreachable!());
+    /// let _ = Scheduler::run_parallel(&mut queue, 2);
+    /// ```
+    fn run_parallel<Q, F, R>(queue: &mut Q, max_workers: usize) -> Result<Vec<R>, ParallelError>
     where
         Q: FifoQueue<Item = F> + Send + ?Sized,
         F: FnOnce() -> R + Send,
@@ -100,49 +199,104 @@ impl SchedulerExt for Scheduler {
         Q: FifoQueue<Item = F> + ?Sized,
         F: FnOnce() -> R,
     {
-        let mut results = Vec::with_capacity(queue.len());
+        let mut results = Vec::with_capacity(queue.len().min(RESERVE_LIMIT));
         Scheduler::drain(queue, |_, result| results.push(result));
         results
     }
 
-    fn run_parallel<Q, F, R>(queue: &mut Q, max_workers: usize) -> Result<Vec<R>, CoreError>
+    fn run_parallel<Q, F, R>(queue: &mut Q, max_workers: usize) -> Result<Vec<R>, ParallelError>
     where
         Q: FifoQueue<Item = F> + Send + ?Sized,
         F: FnOnce() -> R + Send,
         R: Send,
     {
         if max_workers == 0 {
-            return Err(CoreError::ZeroMaxWorkers);
+            return Err(ParallelError::ZeroMaxWorkers);
         }
-        let queued = queue.len();
-        let workers = max_workers.min(queued);
-        if workers == 0 {
+        let hinted = queue.len();
+        let wanted = max_workers.min(hinted);
+        if wanted == 0 {
             return Ok(Vec::new());
         }
-        let share = queued.div_ceil(workers);
+        let reserve = hinted.div_ceil(wanted).min(RESERVE_LIMIT);
         let dispatch = dispatch::Dispatch::new(queue);
-        let outcomes: Vec<dispatch::Outcome<R>> = thread::scope(|scope| {
-            let handles: Vec<_> = (0..workers)
-                .map(|_| scope.spawn(|| dispatch::work(&dispatch, share)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|handle| handle.join().unwrap_or_else(Err))
-                .collect()
-        });
-
-        // Every worker has been joined: a panic can resume now.
-        let mut results = Vec::with_capacity(dispatch.claimed());
-        for outcome in outcomes {
-            match outcome {
-                Ok(done) => results.extend(done),
-                Err(payload) => panic::resume_unwind(payload),
+        let started = thread::scope(|scope| {
+            let mut handles = Vec::with_capacity(wanted.min(RESERVE_LIMIT));
+            let mut refused = None;
+            for _ in 0..wanted {
+                let spawned = thread::Builder::new()
+                    .name("dinah-parallel".into())
+                    .spawn_scoped(scope, || dispatch::work(&dispatch, reserve));
+                match spawned {
+                    Ok(handle) => handles.push(handle),
+                    Err(error) => {
+                        refused = Some(error);
+                        break;
+                    }
+                }
             }
+            if handles.is_empty() {
+                return Err(refused);
+            }
+            let outcomes: Vec<dispatch::Outcome<R>> = handles
+                .into_iter()
+                .map(|handle| {
+                    // `work` catches every panic, so a worker only unwinds if
+                    // the runtime itself failed; keep that payload too.
+                    handle.join().unwrap_or_else(|payload| dispatch::Outcome {
+                        done: Vec::new(),
+                        panic: Some((usize::MAX, payload)),
+                    })
+                })
+                .collect();
+            Ok(outcomes)
+        });
+        let outcomes = match started {
+            Ok(outcomes) => outcomes,
+            Err(Some(error)) => return Err(ParallelError::NoWorkerStarted(error)),
+            Err(None) => unreachable!("a refused spawn is recorded before giving up"),
+        };
+
+        // Every worker has been joined.
+        let mut results = Vec::with_capacity(dispatch.claimed());
+        let mut first_panic: Option<(usize, Payload)> = None;
+        for outcome in outcomes {
+            results.extend(outcome.done);
+            if let Some((index, payload)) = outcome.panic {
+                match &first_panic {
+                    Some((first, _)) if *first <= index => drop_quietly(payload),
+                    _ => {
+                        if let Some((_, later)) = first_panic.replace((index, payload)) {
+                            drop_quietly(later);
+                        }
+                    }
+                }
+            }
+        }
+        if let Some((_, payload)) = first_panic {
+            // Nothing may drop while the panic unwinds: a destructor that
+            // panicked then would abort the process.
+            for (_, result) in results {
+                drop_quietly(result);
+            }
+            panic::resume_unwind(payload);
         }
         // Each worker's list is already in removal order; a stable sort
         // merges those runs in near-linear time.
         results.sort_by_key(|&(index, _)| index);
         Ok(results.into_iter().map(|(_, result)| result).collect())
+    }
+}
+
+type Payload = Box<dyn Any + Send + 'static>;
+
+/// Drops `value`, catching a panic from its destructor.
+///
+/// The caught payload is leaked rather than dropped, since its own
+/// destructor could panic as well.
+fn drop_quietly<T>(value: T) {
+    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(value))) {
+        mem::forget(payload);
     }
 }
 
@@ -157,6 +311,9 @@ impl SchedulerExt for Scheduler {
 ///    caller runs it after the guard is dropped. The only foreign code under
 ///    the lock is the queue's own `pop`; if it panics, the lock is poisoned
 ///    and every later claim stops the run.
+/// 4. Nothing unwinds out of a worker: [`work`] catches the panics of tasks
+///    and of `pop`, stops the run, and returns the payload with every result
+///    it holds, so no result is dropped on a worker thread.
 ///
 /// No deadlock: a worker takes only this lock, never while holding another,
 /// and never waits for another worker; it stops when `claim` returns `None`.
@@ -164,16 +321,22 @@ pub(crate) mod dispatch {
     // `pub` so the loom model tests can reach it through `loom_support`.
     #![cfg_attr(not(loom), allow(unreachable_pub))]
 
-    use std::any::Any;
     use std::panic::{self, AssertUnwindSafe};
 
     use dinah_core::FifoQueue;
 
+    use super::Payload;
     use crate::sync::{Mutex, lock};
 
     /// What one worker hands back: its `(index, result)` pairs in removal
-    /// order, or the payload of the task panic that stopped it.
-    pub type Outcome<R> = Result<Vec<(usize, R)>, Box<dyn Any + Send + 'static>>;
+    /// order, and the panic that stopped it, if any, with the FIFO index of
+    /// the task that panicked (`usize::MAX` when the queue's `pop` did).
+    pub struct Outcome<R> {
+        /// Finished tasks, in removal order.
+        pub done: Vec<(usize, R)>,
+        /// The panic that stopped this worker.
+        pub panic: Option<(usize, Payload)>,
+    }
 
     struct State<Q> {
         queue: Q,
@@ -245,25 +408,39 @@ pub(crate) mod dispatch {
         }
     }
 
-    /// One worker: claims and runs tasks until none are left or one panics.
+    /// One worker: claims and runs tasks until none are left or something
+    /// panics. `reserve` is how many results to make room for up front.
     ///
-    /// A task panic is caught only to stop the other workers' claims; its
-    /// payload is returned so the caller can resume it after joining.
-    pub fn work<Q, F, R>(dispatch: &Dispatch<Q>, expected: usize) -> Outcome<R>
+    /// A panic is caught only to stop the other workers' claims; its payload
+    /// is returned so the caller can resume it after joining.
+    pub fn work<Q, F, R>(dispatch: &Dispatch<Q>, reserve: usize) -> Outcome<R>
     where
         Q: FifoQueue<Item = F>,
         F: FnOnce() -> R,
     {
-        let mut done = Vec::with_capacity(expected);
-        while let Some((index, task)) = dispatch.claim() {
+        let mut done = Vec::with_capacity(reserve);
+        loop {
+            let (index, task) = match panic::catch_unwind(AssertUnwindSafe(|| dispatch.claim())) {
+                Ok(Some(claimed)) => claimed,
+                Ok(None) => return Outcome { done, panic: None },
+                Err(payload) => {
+                    dispatch.stop();
+                    return Outcome {
+                        done,
+                        panic: Some((usize::MAX, payload)),
+                    };
+                }
+            };
             match panic::catch_unwind(AssertUnwindSafe(task)) {
                 Ok(result) => done.push((index, result)),
                 Err(payload) => {
                     dispatch.stop();
-                    return Err(payload);
+                    return Outcome {
+                        done,
+                        panic: Some((index, payload)),
+                    };
                 }
             }
         }
-        Ok(done)
     }
 }

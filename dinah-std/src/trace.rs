@@ -5,6 +5,7 @@ use std::num::NonZeroUsize;
 use dinah_core::{TraceEvent, TraceRecordError};
 
 use crate::CapacityError;
+use crate::queue::reserve;
 use crate::sync::{Mutex, lock};
 
 struct Log {
@@ -45,16 +46,19 @@ pub struct TraceBuffer {
 }
 
 impl TraceBuffer {
-    /// An empty buffer for at most `capacity` events; storage is reserved now.
+    /// An empty buffer for at most `capacity` events; storage is reserved
+    /// now, so recording never allocates.
     ///
     /// # Errors
     ///
-    /// Returns [`CapacityError`] when `capacity` is zero.
+    /// [`CapacityError::Zero`] when `capacity` is zero;
+    /// [`CapacityError::Allocation`] when storage for `capacity` events cannot
+    /// be reserved (nothing is allocated then, and the process goes on).
     pub fn new(capacity: usize) -> Result<Self, CapacityError> {
-        let capacity = NonZeroUsize::new(capacity).ok_or(CapacityError)?;
+        let (capacity, events) = reserve(capacity)?;
         Ok(Self {
             log: Mutex::new(Log {
-                events: VecDeque::with_capacity(capacity.get()),
+                events,
                 rejected: 0,
             }),
             capacity,
@@ -78,10 +82,28 @@ impl TraceBuffer {
         Ok(())
     }
 
+    /// Removes and returns the oldest event.
+    pub fn pop(&self) -> Option<TraceEvent> {
+        lock(&self.log).events.pop_front()
+    }
+
     /// Copies every event, oldest first, without removing any.
     #[must_use]
     pub fn snapshot(&self) -> Vec<TraceEvent> {
         lock(&self.log).events.iter().copied().collect()
+    }
+
+    /// Copies the oldest events into `buffer` without removing any, and
+    /// returns how many were copied: `min(self.len(), buffer.len())`. Slots
+    /// past that count are left as they were. Allocates nothing.
+    pub fn snapshot_into(&self, buffer: &mut [TraceEvent]) -> usize {
+        let log = lock(&self.log);
+        let mut copied = 0;
+        for (slot, event) in buffer.iter_mut().zip(log.events.iter()) {
+            *slot = *event;
+            copied += 1;
+        }
+        copied
     }
 
     /// Removes every event and returns them, oldest first. The rejection
@@ -110,6 +132,13 @@ impl TraceBuffer {
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Whether the next [`record`](Self::record) would be refused (unless
+    /// another thread removes an event first).
+    #[must_use]
+    pub fn is_full(&self) -> bool {
+        self.len() == self.capacity.get()
     }
 
     /// The capacity chosen at construction, never zero.
@@ -148,7 +177,14 @@ mod tests {
 
     #[test]
     fn zero_capacity_is_a_typed_error() {
-        assert_eq!(TraceBuffer::new(0).unwrap_err(), CapacityError);
+        assert_eq!(TraceBuffer::new(0).unwrap_err(), CapacityError::Zero);
+        assert!(matches!(
+            TraceBuffer::new(usize::MAX),
+            Err(CapacityError::Allocation {
+                requested: usize::MAX,
+                ..
+            })
+        ));
     }
 
     #[test]

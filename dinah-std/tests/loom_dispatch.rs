@@ -68,7 +68,8 @@ fn every_task_runs_exactly_once_with_its_fifo_index() {
 
         let mut seen = Vec::new();
         for outcome in two_workers(&dispatch) {
-            let done = outcome.unwrap_or_else(|_| panic!("no task panics here"));
+            assert!(outcome.panic.is_none(), "no task panics here");
+            let done = outcome.done;
             // Within one worker, indices increase: it claims in FIFO order.
             assert!(done.windows(2).all(|pair| pair[0].0 < pair[1].0));
             seen.extend(done);
@@ -90,13 +91,28 @@ fn after_a_panic_the_queue_holds_exactly_the_tasks_not_removed() {
         let dispatch = Arc::new(Dispatch::new(queue(TASKS, &runs, Some(1))));
 
         let outcomes = two_workers(&dispatch);
-        let panics = outcomes.iter().filter(|o| o.is_err()).count();
+        let panics: Vec<usize> = outcomes
+            .iter()
+            .filter_map(|o| o.panic.as_ref().map(|(index, _)| *index))
+            .collect();
         assert_eq!(
-            panics, 1,
+            panics,
+            [1],
             "task 1 always runs: one worker claims it before any stop"
         );
 
         let removed = dispatch.claimed();
+        // Every finished result came back to the caller, none was dropped
+        // on a worker: the finished tasks are exactly the removed ones but 1.
+        let mut finished: Vec<usize> = outcomes
+            .iter()
+            .flat_map(|o| o.done.iter().map(|&(index, _)| index))
+            .collect();
+        finished.sort_unstable();
+        assert_eq!(
+            finished,
+            (0..removed).filter(|&i| i != 1).collect::<Vec<_>>()
+        );
         assert!((2..=TASKS).contains(&removed));
         // Every removed task ran exactly once; nothing else ran.
         for (index, runs) in runs.iter().enumerate() {

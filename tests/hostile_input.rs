@@ -3,54 +3,25 @@
 //! may be lost, and the process must never abort.
 
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::Barrier;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Barrier, Once};
 
-use dinah::{BoundedQueue, FifoQueue, QueuePushError, Scheduler, SchedulerExt};
+use dinah::{BoundedQueue, Scheduler, SchedulerExt};
+
+mod support;
+use support::HookedQueue;
 
 const TASKS: usize = 12;
 
 /// What a misreporting queue says its length is, given the true one.
 type LenLie = fn(actual: usize) -> usize;
 
-/// A queue whose `len()` answers whatever it was told to.
-struct MisreportingQueue<T> {
-    inner: BoundedQueue<T>,
-    reported_len: LenLie,
-}
-
-impl<T> FifoQueue for MisreportingQueue<T> {
-    type Item = T;
-
-    fn try_push(&mut self, item: T) -> Result<(), QueuePushError<T>> {
-        self.inner.try_push(item)
-    }
-
-    fn pop(&mut self) -> Option<T> {
-        self.inner.pop()
-    }
-
-    fn len(&self) -> usize {
-        (self.reported_len)(self.inner.len())
-    }
-
-    fn capacity(&self) -> usize {
-        self.inner.capacity()
-    }
-}
-
 type Task = Box<dyn FnOnce() -> usize + Send>;
 
-fn misreporting(reported_len: LenLie) -> MisreportingQueue<Task> {
-    let mut inner = BoundedQueue::new(TASKS).unwrap();
-    for index in 0..TASKS {
-        let task: Task = Box::new(move || index);
-        inner.try_push(task).unwrap_or_else(|_| unreachable!());
-    }
-    MisreportingQueue {
-        inner,
-        reported_len,
-    }
+fn misreporting(reported_len: LenLie) -> HookedQueue<Task> {
+    let mut queue = HookedQueue::new((0..TASKS).map(|index| Box::new(move || index) as Task));
+    queue.reported_len = reported_len;
+    queue
 }
 
 /// Every way a `len()` can be wrong that still claims something is queued.
@@ -107,28 +78,6 @@ fn run_parallel_treats_a_zero_len_as_empty_and_keeps_every_task_queued() {
 const TASK_PANIC: &str = "the task itself failed";
 const DROP_PANIC: &str = "a result's destructor failed";
 
-/// Keeps the panics these tests provoke out of the output.
-fn quiet_expected_panics() {
-    static HOOK: Once = Once::new();
-    HOOK.call_once(|| {
-        let default = panic::take_hook();
-        panic::set_hook(Box::new(move |info| {
-            let payload = info.payload();
-            let message = payload
-                .downcast_ref::<&str>()
-                .copied()
-                .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-                .unwrap_or_default();
-            let expected = message.starts_with("task ")
-                || message.contains(TASK_PANIC)
-                || message == DROP_PANIC;
-            if !expected {
-                default(info);
-            }
-        }));
-    });
-}
-
 /// A result whose destructor panics, counting how often it ran.
 #[derive(Debug)]
 struct Explosive<'a> {
@@ -144,7 +93,7 @@ impl Drop for Explosive<'_> {
 
 #[test]
 fn a_task_panic_reaches_the_caller_even_when_finished_results_panic_on_drop() {
-    quiet_expected_panics();
+    support::quiet_panics_containing(&[TASK_PANIC, DROP_PANIC, "task 0", "task 1"]);
     type Exploding<'a> = Box<dyn FnOnce() -> Explosive<'a> + Send + 'a>;
     let drops = AtomicUsize::new(0);
     for workers in [1, 2] {
@@ -185,7 +134,7 @@ fn a_task_panic_reaches_the_caller_even_when_finished_results_panic_on_drop() {
 
 #[test]
 fn when_several_tasks_panic_the_one_removed_first_wins() {
-    quiet_expected_panics();
+    support::quiet_panics_containing(&[TASK_PANIC, DROP_PANIC, "task 0", "task 1"]);
     let both_running = Barrier::new(2);
     for _ in 0..8 {
         let tasks: Vec<Box<dyn FnOnce() + Send + '_>> = vec![

@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::thread;
 
-use dinah::{
-    BoundedQueue, Executor, FifoQueue, ParallelError, QueuePushError, Scheduler, SchedulerExt,
-    TaskQueue,
-};
+use dinah::{BoundedQueue, Executor, ParallelError, Scheduler, SchedulerExt, TaskQueue};
+
+mod support;
+use support::HookedQueue;
 
 type Task<'a, R> = Box<dyn FnOnce() -> R + Send + 'a>;
 
@@ -361,34 +361,6 @@ fn the_fixed_capacity_core_queue_plugs_into_run_parallel() {
     assert!(queue.is_empty());
 }
 
-/// A queue whose `pop` panics on its third call, before removing anything.
-struct FaultyQueue<T> {
-    inner: BoundedQueue<T>,
-    pops: usize,
-}
-
-impl<T> FifoQueue for FaultyQueue<T> {
-    type Item = T;
-
-    fn try_push(&mut self, item: T) -> Result<(), QueuePushError<T>> {
-        self.inner.try_push(item)
-    }
-
-    fn pop(&mut self) -> Option<T> {
-        self.pops += 1;
-        assert_ne!(self.pops, 3, "the queue itself failed");
-        self.inner.pop()
-    }
-
-    fn len(&self) -> usize {
-        self.inner.len()
-    }
-
-    fn capacity(&self) -> usize {
-        self.inner.capacity()
-    }
-}
-
 #[test]
 fn a_panicking_queue_stops_the_run_instead_of_being_trusted_again() {
     let ran = AtomicUsize::new(0);
@@ -400,10 +372,8 @@ fn a_panicking_queue_stops_the_run_instead_of_being_trusted_again() {
             }) as Task<'_, ()>
         })
         .collect();
-    let mut queue = FaultyQueue {
-        inner: queue_of(tasks),
-        pops: 0,
-    };
+    let mut queue = HookedQueue::new(tasks);
+    queue.before_pop = |call| assert_ne!(call, 3, "the queue itself failed");
     let payload = panic::catch_unwind(AssertUnwindSafe(|| Scheduler::run_parallel(&mut queue, 2)))
         .expect_err("the queue's panic reaches the caller");
     assert_eq!(

@@ -268,8 +268,6 @@ impl<T, const N: usize> fmt::Debug for TaskQueue<T, N> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
-    use std::collections::VecDeque;
     use std::string::ToString;
 
     #[test]
@@ -320,48 +318,5 @@ mod tests {
         assert_eq!(FifoQueue::capacity(&queue), 5);
         assert_eq!(FifoQueue::pop(&mut queue), Some(0));
         assert_eq!(FifoQueue::len(&queue), 4);
-    }
-
-    #[derive(Clone, Debug)]
-    enum Op {
-        Push(u16),
-        Pop,
-    }
-
-    fn op() -> impl Strategy<Value = Op> {
-        prop_oneof![any::<u16>().prop_map(Op::Push), Just(Op::Pop)]
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 8 } else { 4096 }))]
-
-        /// The queue behaves exactly like a `VecDeque` bounded at `N`.
-        #[test]
-        fn matches_a_bounded_vecdeque_model(ops in proptest::collection::vec(op(), 0..200)) {
-            const N: usize = 7;
-            let mut queue = TaskQueue::<u16, N>::new();
-            let mut model = VecDeque::new();
-            for op in ops {
-                match op {
-                    Op::Push(value) => {
-                        let result = queue.try_push(value);
-                        if model.len() < N {
-                            model.push_back(value);
-                            prop_assert_eq!(result, Ok(()));
-                        } else {
-                            prop_assert_eq!(result, Err(QueuePushError::Full(value)));
-                        }
-                    }
-                    Op::Pop => prop_assert_eq!(queue.pop(), model.pop_front()),
-                }
-                prop_assert_eq!(queue.len(), model.len());
-                prop_assert_eq!(queue.is_empty(), model.is_empty());
-                prop_assert_eq!(queue.is_full(), model.len() == N);
-            }
-            while let Some(expected) = model.pop_front() {
-                prop_assert_eq!(queue.pop(), Some(expected));
-            }
-            prop_assert_eq!(queue.pop(), None);
-        }
     }
 }

@@ -1,0 +1,230 @@
+//! The queue contract, written once and run against every queue dinah ships:
+//! the core's fixed-capacity `TaskQueue` and the hosted `BoundedQueue`.
+//!
+//! Each test is a generic function over a [`Family`] of queues; the
+//! `contract!` macro at the bottom instantiates every test for every family.
+
+use std::collections::VecDeque;
+use std::panic::{self, AssertUnwindSafe};
+
+use dinah::{BoundedQueue, FifoQueue, QueuePushError, Scheduler, SchedulerExt, TaskQueue};
+use proptest::prelude::*;
+
+/// The capacity every queue under test is built with.
+const CAP: usize = 5;
+
+/// A kind of queue, able to hold any item type.
+trait Family {
+    type Queue<T: Send>: FifoQueue<Item = T> + Send;
+    /// An empty queue of capacity [`CAP`].
+    fn empty<T: Send>() -> Self::Queue<T>;
+}
+
+struct Fixed;
+impl Family for Fixed {
+    type Queue<T: Send> = TaskQueue<T, CAP>;
+    fn empty<T: Send>() -> Self::Queue<T> {
+        TaskQueue::new()
+    }
+}
+
+struct Bounded;
+impl Family for Bounded {
+    type Queue<T: Send> = BoundedQueue<T>;
+    fn empty<T: Send>() -> Self::Queue<T> {
+        BoundedQueue::new(CAP).expect("CAP is not zero")
+    }
+}
+
+fn starts_empty<F: Family>() {
+    let mut queue = F::empty::<u32>();
+    assert_eq!((queue.len(), queue.capacity()), (0, CAP));
+    assert!(queue.is_empty() && !queue.is_full());
+    assert_eq!(queue.pop(), None);
+}
+
+fn full_queue_hands_back_the_item_unchanged<F: Family>() {
+    let mut queue = F::empty::<String>();
+    for n in 0..CAP {
+        queue.try_push(n.to_string()).unwrap();
+    }
+    assert!(queue.is_full());
+    let refused = queue.try_push("late".to_owned()).unwrap_err();
+    assert_eq!(refused, QueuePushError::Full("late".to_owned()));
+    assert_eq!(refused.into_inner(), "late");
+    assert_eq!(queue.len(), CAP, "a refusal changes nothing");
+    for n in 0..CAP {
+        assert_eq!(queue.pop(), Some(n.to_string()));
+    }
+}
+
+fn fifo_across_wraparound<F: Family>() {
+    let mut queue = F::empty::<u32>();
+    let mut next_in = 0;
+    let mut next_out = 0;
+    // Interleave pushes and pops so the storage wraps around several times.
+    for round in 0..(CAP * 4) {
+        for _ in 0..=(round % CAP) {
+            if queue.try_push(next_in).is_ok() {
+                next_in += 1;
+            }
+        }
+        for _ in 0..=(round % 3) {
+            if let Some(value) = queue.pop() {
+                assert_eq!(value, next_out);
+                next_out += 1;
+            }
+        }
+    }
+    while let Some(value) = queue.pop() {
+        assert_eq!(value, next_out);
+        next_out += 1;
+    }
+    assert_eq!(next_out, next_in);
+}
+
+fn refused_tasks_are_still_callable<F: Family>() {
+    let mut queue = F::empty::<fn() -> u32>();
+    for _ in 0..CAP {
+        queue.try_push(|| 1).unwrap();
+    }
+    let refused = queue.try_push(|| 2).unwrap_err().into_inner();
+    assert_eq!(refused(), 2);
+}
+
+fn sequential_drain_runs_in_fifo_order<F: Family>() {
+    let mut queue = F::empty::<Box<dyn FnOnce() -> Result<usize, usize> + Send>>();
+    for n in 0..CAP {
+        queue
+            .try_push(Box::new(move || if n % 2 == 0 { Ok(n) } else { Err(n) }))
+            .unwrap_or_else(|_| unreachable!());
+    }
+    let mut seen = Vec::new();
+    assert_eq!(Scheduler::drain(&mut queue, |i, r| seen.push((i, r))), CAP);
+    let expected: Vec<_> = (0..CAP)
+        .map(|n| (n, if n % 2 == 0 { Ok(n) } else { Err(n) }))
+        .collect();
+    assert_eq!(seen, expected);
+    assert!(queue.is_empty());
+}
+
+fn a_panicking_task_leaves_later_ones_queued<F: Family>() {
+    let mut queue = F::empty::<fn() -> u32>();
+    let tasks: [fn() -> u32; 4] = [|| 0, || 1, || panic!("third task"), || 3];
+    for task in tasks {
+        queue.try_push(task).unwrap();
+    }
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| Scheduler::run_until_empty(&mut queue)));
+    assert!(outcome.is_err());
+    assert_eq!(queue.len(), 1);
+    assert_eq!(Scheduler::run_until_empty(&mut queue), [3]);
+}
+
+fn run_parallel_returns_fifo_results<F: Family>() {
+    for workers in [1, 2, CAP] {
+        let mut queue = F::empty::<Box<dyn FnOnce() -> usize + Send>>();
+        for n in 0..CAP {
+            queue
+                .try_push(Box::new(move || n * 3))
+                .unwrap_or_else(|_| unreachable!());
+        }
+        let results = Scheduler::run_parallel(&mut queue, workers).unwrap();
+        assert_eq!(results, (0..CAP).map(|n| n * 3).collect::<Vec<_>>());
+        assert!(queue.is_empty());
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Push(u16),
+    Pop,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![any::<u16>().prop_map(Op::Push), Just(Op::Pop)]
+}
+
+/// The queue behaves exactly like a `VecDeque` bounded at [`CAP`].
+fn matches_the_model<F: Family>(ops: &[Op]) -> Result<(), TestCaseError> {
+    let mut queue = F::empty::<u16>();
+    let mut model = VecDeque::new();
+    for op in ops {
+        match *op {
+            Op::Push(value) => {
+                let result = queue.try_push(value);
+                if model.len() < CAP {
+                    model.push_back(value);
+                    prop_assert_eq!(result, Ok(()));
+                } else {
+                    prop_assert_eq!(result, Err(QueuePushError::Full(value)));
+                }
+            }
+            Op::Pop => prop_assert_eq!(queue.pop(), model.pop_front()),
+        }
+        prop_assert_eq!(queue.len(), model.len());
+        prop_assert_eq!(queue.is_empty(), model.is_empty());
+        prop_assert_eq!(queue.is_full(), model.len() == CAP);
+    }
+    while let Some(expected) = model.pop_front() {
+        prop_assert_eq!(queue.pop(), Some(expected));
+    }
+    prop_assert_eq!(queue.pop(), None);
+    Ok(())
+}
+
+macro_rules! contract {
+    ($($module:ident: $family:ty;)*) => {$(
+        mod $module {
+            use super::*;
+
+            #[test]
+            fn starts_empty() {
+                super::starts_empty::<$family>();
+            }
+
+            #[test]
+            fn full_queue_hands_back_the_item_unchanged() {
+                super::full_queue_hands_back_the_item_unchanged::<$family>();
+            }
+
+            #[test]
+            fn fifo_across_wraparound() {
+                super::fifo_across_wraparound::<$family>();
+            }
+
+            #[test]
+            fn refused_tasks_are_still_callable() {
+                super::refused_tasks_are_still_callable::<$family>();
+            }
+
+            #[test]
+            fn sequential_drain_runs_in_fifo_order() {
+                super::sequential_drain_runs_in_fifo_order::<$family>();
+            }
+
+            #[test]
+            fn a_panicking_task_leaves_later_ones_queued() {
+                super::a_panicking_task_leaves_later_ones_queued::<$family>();
+            }
+
+            #[test]
+            fn run_parallel_returns_fifo_results() {
+                super::run_parallel_returns_fifo_results::<$family>();
+            }
+
+            proptest! {
+                #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 1024 }))]
+
+                #[test]
+                fn matches_the_model(ops in proptest::collection::vec(op(), 0..100)) {
+                    super::matches_the_model::<$family>(&ops)?;
+                }
+            }
+        }
+    )*};
+}
+
+contract! {
+    task_queue: Fixed;
+    bounded_queue: Bounded;
+}

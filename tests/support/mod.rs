@@ -1,0 +1,81 @@
+//! Helpers shared by the integration tests (a module, not a test target).
+#![allow(dead_code)]
+
+use std::panic;
+use std::sync::Once;
+
+use dinah::{BoundedQueue, FifoQueue, QueuePushError};
+
+/// A `BoundedQueue` with hooks: `len()` answers what `reported_len` says
+/// given the true length, and `before_pop` sees the number of each `pop`
+/// call (1, 2, …) before it removes anything, so it can panic there.
+pub(crate) struct HookedQueue<T> {
+    pub(crate) inner: BoundedQueue<T>,
+    pub(crate) reported_len: fn(actual: usize) -> usize,
+    pub(crate) before_pop: fn(call: usize),
+    pops: usize,
+}
+
+impl<T> HookedQueue<T> {
+    /// A queue holding `items`, with hooks that change nothing.
+    pub(crate) fn new(items: impl IntoIterator<Item = T>) -> Self {
+        let items: Vec<T> = items.into_iter().collect();
+        let mut inner = BoundedQueue::new(items.len().max(1)).unwrap();
+        for item in items {
+            inner
+                .try_push(item)
+                .unwrap_or_else(|_| unreachable!("sized to fit"));
+        }
+        Self {
+            inner,
+            reported_len: |actual| actual,
+            before_pop: |_| {},
+            pops: 0,
+        }
+    }
+}
+
+impl<T> FifoQueue for HookedQueue<T> {
+    type Item = T;
+
+    fn try_push(&mut self, item: T) -> Result<(), QueuePushError<T>> {
+        self.inner.try_push(item)
+    }
+
+    fn pop(&mut self) -> Option<T> {
+        self.pops += 1;
+        (self.before_pop)(self.pops);
+        self.inner.pop()
+    }
+
+    fn len(&self) -> usize {
+        (self.reported_len)(self.inner.len())
+    }
+
+    fn capacity(&self) -> usize {
+        self.inner.capacity()
+    }
+}
+
+/// The text of a panic payload, if it is a string.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> Option<&str> {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+}
+
+/// Keeps panics whose message contains one of `markers` out of the test
+/// output; every other panic is reported as usual. Set once per process.
+pub(crate) fn quiet_panics_containing(markers: &'static [&'static str]) {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let default = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            let message = panic_message(info.payload()).unwrap_or_default();
+            if !markers.iter().any(|marker| message.contains(marker)) {
+                default(info);
+            }
+        }));
+    });
+}

@@ -1,0 +1,294 @@
+//! The trace-log contract, written once and run against the core's
+//! `TraceRing` and the hosted `TraceBuffer`.
+//!
+//! The two differ only in where their storage lives (inline and `static`
+//! friendly, or on the heap with a run-time capacity) and in the collection
+//! their copying methods return; [`TraceLog`] papers over the latter so every
+//! test below is written once.
+
+use std::collections::VecDeque;
+use std::sync::Barrier;
+use std::thread;
+
+use dinah::{TaskId, TraceBuffer, TraceEvent, TraceEventKind, TraceRecordError, TraceRing};
+use proptest::prelude::*;
+
+/// The capacity every log under test is built with.
+const CAP: usize = 6;
+
+/// The shared API of the two trace logs.
+trait TraceLog: Sync {
+    fn empty() -> Self;
+    fn record(&self, event: TraceEvent) -> Result<(), TraceRecordError>;
+    fn pop(&self) -> Option<TraceEvent>;
+    fn snapshot(&self) -> Vec<TraceEvent>;
+    fn snapshot_into(&self, buffer: &mut [TraceEvent]) -> usize;
+    fn drain(&self) -> Vec<TraceEvent>;
+    fn clear(&self);
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool;
+    fn is_full(&self) -> bool;
+    fn capacity(&self) -> usize;
+    fn rejected(&self) -> u64;
+}
+
+macro_rules! forward {
+    ($type:ty, $empty:expr) => {
+        impl TraceLog for $type {
+            fn empty() -> Self {
+                $empty
+            }
+            fn record(&self, event: TraceEvent) -> Result<(), TraceRecordError> {
+                <$type>::record(self, event)
+            }
+            fn pop(&self) -> Option<TraceEvent> {
+                <$type>::pop(self)
+            }
+            fn snapshot(&self) -> Vec<TraceEvent> {
+                <$type>::snapshot(self).iter().copied().collect()
+            }
+            fn snapshot_into(&self, buffer: &mut [TraceEvent]) -> usize {
+                <$type>::snapshot_into(self, buffer)
+            }
+            fn drain(&self) -> Vec<TraceEvent> {
+                <$type>::drain(self).iter().copied().collect()
+            }
+            fn clear(&self) {
+                <$type>::clear(self)
+            }
+            fn len(&self) -> usize {
+                <$type>::len(self)
+            }
+            fn is_empty(&self) -> bool {
+                <$type>::is_empty(self)
+            }
+            fn is_full(&self) -> bool {
+                <$type>::is_full(self)
+            }
+            fn capacity(&self) -> usize {
+                <$type>::capacity(self)
+            }
+            fn rejected(&self) -> u64 {
+                <$type>::rejected(self)
+            }
+        }
+    };
+}
+
+forward!(TraceRing<CAP>, TraceRing::new());
+forward!(TraceBuffer, TraceBuffer::new(CAP).expect("CAP is not zero"));
+
+const KINDS: [TraceEventKind; 6] = [
+    TraceEventKind::Submitted,
+    TraceEventKind::Started,
+    TraceEventKind::Completed,
+    TraceEventKind::Failed,
+    TraceEventKind::CancellationRequested,
+    TraceEventKind::CancellationAcknowledged,
+];
+
+fn event(task: u64, step: usize) -> TraceEvent {
+    TraceEvent::new(TaskId::new(task).unwrap(), KINDS[step % KINDS.len()])
+}
+
+fn starts_empty<L: TraceLog>() {
+    let log = L::empty();
+    assert_eq!((log.len(), log.capacity(), log.rejected()), (0, CAP, 0));
+    assert!(log.is_empty() && !log.is_full());
+    assert_eq!(log.pop(), None);
+    assert!(log.snapshot().is_empty() && log.drain().is_empty());
+}
+
+fn full_log_refuses_counts_and_never_overwrites<L: TraceLog>() {
+    let log = L::empty();
+    let accepted: Vec<_> = (0..CAP).map(|step| event(1, step)).collect();
+    for &e in &accepted {
+        log.record(e).unwrap();
+    }
+    assert!(log.is_full());
+    let late = event(2, 0);
+    assert_eq!(log.record(late), Err(TraceRecordError::Full(late)));
+    assert_eq!(log.record(late).unwrap_err().into_event(), late);
+    assert_eq!(log.rejected(), 2);
+    assert_eq!(log.snapshot(), accepted, "history intact");
+}
+
+fn pop_drain_and_clear<L: TraceLog>() {
+    let log = L::empty();
+    for step in 0..CAP {
+        log.record(event(1, step)).unwrap();
+    }
+    assert!(log.record(event(9, 0)).is_err());
+    assert_eq!(log.pop(), Some(event(1, 0)));
+    assert!(!log.is_full());
+    log.record(event(3, 0)).unwrap();
+
+    let mut expected: Vec<_> = (1..CAP).map(|step| event(1, step)).collect();
+    expected.push(event(3, 0));
+    assert_eq!(log.drain(), expected);
+    assert!(log.is_empty());
+    assert_eq!(log.rejected(), 1, "drain keeps the rejection count");
+
+    log.record(event(4, 0)).unwrap();
+    log.clear();
+    assert!(log.is_empty());
+    assert_eq!(log.rejected(), 0, "clear starts afresh");
+}
+
+fn snapshot_into_copies_the_oldest_without_removing<L: TraceLog>() {
+    let log = L::empty();
+    for task in 1..=3 {
+        log.record(event(task, 0)).unwrap();
+    }
+    let filler = event(99, 3);
+    let mut small = [filler; 2];
+    assert_eq!(log.snapshot_into(&mut small), 2);
+    assert_eq!(small, [event(1, 0), event(2, 0)]);
+    let mut large = [filler; CAP + 2];
+    assert_eq!(log.snapshot_into(&mut large), 3);
+    assert_eq!(&large[..3], &[event(1, 0), event(2, 0), event(3, 0)]);
+    assert!(
+        large[3..].iter().all(|&e| e == filler),
+        "slots past len untouched"
+    );
+    assert_eq!(log.snapshot_into(&mut []), 0);
+    assert_eq!(log.len(), 3);
+}
+
+fn concurrent_producers_lose_nothing_and_keep_their_order<L: TraceLog>() {
+    const PRODUCERS: u64 = 4;
+    const PER_PRODUCER: usize = 5;
+    let log = L::empty();
+    let start = Barrier::new(PRODUCERS as usize);
+    let refused: usize = thread::scope(|s| {
+        let handles: Vec<_> = (1..=PRODUCERS)
+            .map(|task| {
+                let (log, start) = (&log, &start);
+                s.spawn(move || {
+                    start.wait();
+                    (0..PER_PRODUCER)
+                        .filter(|&step| log.record(event(task, step)).is_err())
+                        .count()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).sum()
+    });
+    let sent = PRODUCERS as usize * PER_PRODUCER;
+    assert_eq!(log.len(), CAP);
+    assert_eq!(refused, sent - CAP);
+    assert_eq!(log.rejected(), refused as u64);
+    // What each producer got in is a prefix of what it sent, in order.
+    let events = log.drain();
+    for task in 1..=PRODUCERS {
+        let mine: Vec<_> = events.iter().filter(|e| e.task.get() == task).collect();
+        for (step, e) in mine.into_iter().enumerate() {
+            assert_eq!(*e, event(task, step));
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Record(u8, u8),
+    Pop,
+    Drain,
+    Clear,
+    SnapshotInto(u8),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (1..5u8, 0..6u8).prop_map(|(task, kind)| Op::Record(task, kind)),
+        2 => Just(Op::Pop),
+        1 => Just(Op::Drain),
+        1 => Just(Op::Clear),
+        1 => (0..8u8).prop_map(Op::SnapshotInto),
+    ]
+}
+
+/// The log behaves like a `VecDeque` bounded at [`CAP`] plus a refusal count.
+fn matches_the_model<L: TraceLog>(ops: &[Op]) -> Result<(), TestCaseError> {
+    let log = L::empty();
+    let mut model = VecDeque::new();
+    let mut rejected = 0u64;
+    for op in ops {
+        match *op {
+            Op::Record(task, kind) => {
+                let e = event(u64::from(task), usize::from(kind));
+                if model.len() < CAP {
+                    model.push_back(e);
+                    prop_assert_eq!(log.record(e), Ok(()));
+                } else {
+                    rejected += 1;
+                    prop_assert_eq!(log.record(e), Err(TraceRecordError::Full(e)));
+                }
+            }
+            Op::Pop => prop_assert_eq!(log.pop(), model.pop_front()),
+            Op::Drain => prop_assert_eq!(log.drain(), model.drain(..).collect::<Vec<_>>()),
+            Op::Clear => {
+                log.clear();
+                model.clear();
+                rejected = 0;
+            }
+            Op::SnapshotInto(size) => {
+                let mut buffer = vec![event(7, 0); usize::from(size)];
+                let copied = log.snapshot_into(&mut buffer);
+                prop_assert_eq!(copied, model.len().min(buffer.len()));
+                prop_assert!(buffer.iter().zip(&model).all(|(a, b)| a == b));
+            }
+        }
+        prop_assert_eq!(log.len(), model.len());
+        prop_assert_eq!(log.is_full(), model.len() == CAP);
+        prop_assert_eq!(log.rejected(), rejected);
+        prop_assert_eq!(log.snapshot(), model.iter().copied().collect::<Vec<_>>());
+    }
+    Ok(())
+}
+
+macro_rules! contract {
+    ($($module:ident: $log:ty;)*) => {$(
+        mod $module {
+            use super::*;
+
+            #[test]
+            fn starts_empty() {
+                super::starts_empty::<$log>();
+            }
+
+            #[test]
+            fn full_log_refuses_counts_and_never_overwrites() {
+                super::full_log_refuses_counts_and_never_overwrites::<$log>();
+            }
+
+            #[test]
+            fn pop_drain_and_clear() {
+                super::pop_drain_and_clear::<$log>();
+            }
+
+            #[test]
+            fn snapshot_into_copies_the_oldest_without_removing() {
+                super::snapshot_into_copies_the_oldest_without_removing::<$log>();
+            }
+
+            #[test]
+            fn concurrent_producers_lose_nothing_and_keep_their_order() {
+                super::concurrent_producers_lose_nothing_and_keep_their_order::<$log>();
+            }
+
+            proptest! {
+                #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 1024 }))]
+
+                #[test]
+                fn matches_the_model(ops in proptest::collection::vec(op(), 0..80)) {
+                    super::matches_the_model::<$log>(&ops)?;
+                }
+            }
+        }
+    )*};
+}
+
+contract! {
+    trace_ring: TraceRing<CAP>;
+    trace_buffer: TraceBuffer;
+}

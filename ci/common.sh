@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers for the ci/ scripts. Source it; do not run it.
 set -euo pipefail
 
@@ -5,6 +6,10 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+# The microcontroller targets dinah-core must build for, defined once here.
+# shellcheck disable=SC2034  # read by the scripts that source this file
+NO_STD_TARGETS=(thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabihf riscv32imac-unknown-none-elf)
 
 step() {
     printf '\n==> %s\n' "$*"
@@ -45,6 +50,7 @@ setup_embedded_toolchain() {
             has_target_core "$t" || missing+=("$t")
         done
         if [ ${#missing[@]} -eq 0 ]; then
+            # shellcheck disable=SC2034  # both read by the scripts that source this file
             EMBEDDED_CARGO=(cargo)
             EMBEDDED_FLAGS=()
             echo "embedded toolchain: rustup targets (${targets[*]})"
@@ -62,7 +68,9 @@ setup_embedded_toolchain() {
         var="CARGO_TARGET_$(echo "$t" | tr 'a-z-' 'A-Z_')_LINKER=ld.lld-22"
         linker_vars+=("$var")
     done
+    # shellcheck disable=SC2034  # both read by the scripts that source this file
     EMBEDDED_CARGO=(env PATH="/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 "${linker_vars[@]}" /usr/bin/cargo)
+    # shellcheck disable=SC2034
     EMBEDDED_FLAGS=(-Zbuild-std=core)
     echo "embedded toolchain: Debian $(/usr/bin/rustc --version) with -Zbuild-std=core"
 }

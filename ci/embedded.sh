@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds dinah-core for microcontroller targets, with and without defmt, and
 # checks that it links nothing beyond its four dependencies and no `alloc`.
+# shellcheck source=ci/common.sh
 source "$(dirname "$0")/common.sh"
 
-targets=(thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabihf riscv32imac-unknown-none-elf)
+targets=("${NO_STD_TARGETS[@]}")
 setup_embedded_toolchain "${targets[@]}"
 
 for target in "${targets[@]}"; do

@@ -5,6 +5,7 @@
 #
 #   ./ci/firmware.sh           check against ci/expected/
 #   ./ci/firmware.sh --bless   rewrite ci/expected/ from this run
+# shellcheck source=ci/common.sh
 source "$(dirname "$0")/common.sh"
 
 bless=""

@@ -4,8 +4,15 @@
 # the firmware reports them. Fails if the thumbv6m firmware exceeds its
 # budget of 8 KiB flash and 2 KiB static RAM.
 #
+# Each firmware's section sizes are also committed in ci/expected/*.size, so
+# growth shows up in review. Built with the toolchain named in that file,
+# any difference fails; built with another toolchain, the difference is
+# printed as a notice only (codegen differs between compilers).
+#
 #   ./ci/footprint.sh            print and check
+#   ./ci/footprint.sh --bless    rewrite ci/expected/*.size from this build
 #   ./ci/footprint.sh --record   also write artifacts/footprint/footprint-DATE.txt
+# shellcheck source=ci/common.sh
 source "$(dirname "$0")/common.sh"
 
 targets=(thumbv6m-none-eabi thumbv7m-none-eabi)
@@ -15,13 +22,36 @@ export CARGO_TARGET_DIR="$PWD/target/firmware"
 flash_budget=8192
 ram_budget=2048
 over=0
+size_changes=0
+toolchain=$("${EMBEDDED_CARGO[@]}" rustc --version 2>/dev/null || rustc --version)
+
+# Compares (or with --bless, writes) ci/expected/$1.size, holding the
+# toolchain and the section sizes in $2.
+check_size_file() {
+    local name="$1" sizes="$2" file="ci/expected/$1.size" expected_toolchain current
+    current=$(printf 'toolchain: %s\n%s\n' "$toolchain" "$sizes")
+    if [ "${mode:-}" = "--bless" ] || ! [ -f "$file" ]; then
+        echo "$current" >"$file"
+        echo "wrote $file" >&2
+        return
+    fi
+    if ! diff -u "$file" <(echo "$current") >&2; then
+        expected_toolchain=$(sed -n 's/^toolchain: //p' "$file")
+        if [ "$expected_toolchain" = "$toolchain" ]; then
+            echo "SIZE CHANGED: $name (bless with ./ci/footprint.sh --bless after review)" >&2
+            size_changes=$((size_changes + 1))
+        else
+            echo "notice: $name sizes differ, but $file was measured with $expected_toolchain" >&2
+        fi
+    fi
+}
 
 report() {
     echo "# dinah-core firmware footprint"
     echo
     echo "Firmware: examples/qemu (release: opt-level \"s\", LTO, one codegen unit),"
     echo "defmt logging on. defmt's format strings live in the non-loaded .defmt"
-    echo "section and are not counted. Toolchain: $("${EMBEDDED_CARGO[@]}" rustc --version 2>/dev/null || rustc --version)."
+    echo "section and are not counted. Toolchain: $toolchain."
     echo
     echo "| target | metrics counters | .vector_table | .text | .rodata | .data | flash total | .bss | .uninit | static RAM total |"
     echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
@@ -40,6 +70,9 @@ report() {
             flash=$((vt + text + rodata + data))
             ram=$((data + bss + uninit))
             echo "| $target | ${counters}-bit | $vt | $text | $rodata | $data | $flash | $bss | $uninit | $ram |"
+            check_size_file "qemu-${target%%-*}-${counters}bit" \
+                "$(printf '.vector_table %s\n.text %s\n.rodata %s\n.data %s\n.bss %s\n.uninit %s\nflash %s\nstatic RAM %s' \
+                    "$vt" "$text" "$rodata" "$data" "$bss" "$uninit" "$flash" "$ram")"
             if [ "$target" = thumbv6m-none-eabi ] && { [ "$flash" -gt "$flash_budget" ] || [ "$ram" -gt "$ram_budget" ]; }; then
                 echo "OVER BUDGET: $target ${counters}-bit: flash $flash > $flash_budget or RAM $ram > $ram_budget" >&2
                 over=1
@@ -58,12 +91,21 @@ report() {
     done
 }
 
-out=$(report)
+mode="${1:-}"
+out_file=$(mktemp)
+trap 'rm -f "$out_file"' EXIT
+# Not in a subshell: the size checks update the counters above.
+report >"$out_file"
+out=$(cat "$out_file")
 echo "$out"
-if [ "${1:-}" = "--record" ]; then
+if [ "$mode" = "--record" ]; then
     mkdir -p artifacts/footprint
     file="artifacts/footprint/footprint-$(date -u +%F).txt"
     echo "$out" >"$file"
     echo "recorded $file"
 fi
 [ "$over" -eq 0 ] || exit 1
+if [ "$size_changes" -ne 0 ]; then
+    echo "footprint: $size_changes firmware size(s) changed against ci/expected/*.size"
+    exit 1
+fi

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Every host test: unit, integration, property and doc tests, on each feature set.
+# shellcheck source=ci/common.sh
 source "$(dirname "$0")/common.sh"
 
 log=$(mktemp)
@@ -7,7 +8,7 @@ trap 'rm -f "$log"' EXIT
 
 step "cargo test --workspace"
 cargo test --workspace 2>&1 | tee -a "$log"
-step "cargo test -p dinah --no-default-features (core only)"
+step "cargo test -p dinah --no-default-features (the facade without std: tests/facade.rs and a doctest that the hosted layer is absent)"
 cargo test -p dinah --no-default-features 2>&1 | tee -a "$log"
 step "cargo run --example runtime_basics"
 cargo run --example runtime_basics

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Formatting, clippy and rustdoc, on every crate and feature set, warnings denied.
+# shellcheck source=ci/common.sh
 source "$(dirname "$0")/common.sh"
 
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
@@ -27,3 +28,22 @@ for set in "${feature_sets[@]}"; do
     # shellcheck disable=SC2086
     RUSTDOCFLAGS="-D warnings" cargo doc --no-deps $set
 done
+
+step "cargo fmt --check and clippy on the fuzz targets"
+cargo fmt --manifest-path fuzz/Cargo.toml -- --check
+cargo clippy --manifest-path fuzz/Cargo.toml --all-targets -- -D warnings
+
+step "shellcheck ci/*.sh .ci/run"
+command -v shellcheck >/dev/null || apt_install shellcheck
+shellcheck -x ci/*.sh .ci/run examples/qemu/run.sh
+
+step "zizmor .github/workflows (GitHub Actions audit)"
+zizmor_venv=target/zizmor-venv
+if ! [ -x "$zizmor_venv/bin/zizmor" ]; then
+    python3 -m venv "$zizmor_venv" 2>/dev/null || {
+        apt_install python3-venv
+        python3 -m venv "$zizmor_venv"
+    }
+    "$zizmor_venv/bin/pip" install --quiet --disable-pip-version-check zizmor
+fi
+"$zizmor_venv/bin/zizmor" --offline .github/workflows/

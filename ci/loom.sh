@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Model-checks the parallel dispatch and trace protocols with loom.
+# shellcheck source=ci/common.sh
 source "$(dirname "$0")/common.sh"
 
 step "clippy on the loom build (dinah-std with --cfg loom)"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Checks that dinah-core builds with the declared rust-version.
+# shellcheck source=ci/common.sh
 source "$(dirname "$0")/common.sh"
 
 msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)

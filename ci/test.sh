@@ -3,11 +3,12 @@
 # on a fresh Debian machine that has only rustup's stable toolchain.
 #
 #   ./ci/test.sh            everything
-#   ./ci/test.sh lint       one part: lint, host-tests, loom, msrv, embedded, firmware,
-#                           footprint, miri, bench-build
+#   ./ci/test.sh lint       one part: lint, host-tests, loom, miri, tsan, fuzz, msrv,
+#                           embedded, firmware, footprint, bench-build
+# shellcheck source=ci/common.sh
 source "$(dirname "$0")/common.sh"
 
-parts=(lint host-tests loom miri msrv embedded firmware footprint bench-build)
+parts=(lint host-tests loom miri tsan fuzz msrv embedded firmware footprint bench-build)
 [ $# -gt 0 ] && parts=("$@")
 
 rm -f target/ci-counts-*

@@ -18,6 +18,14 @@ pub use dinah_core::*;
 #[cfg(feature = "std")]
 pub use dinah_std::*;
 
+/// Without the `std` feature the hosted layer is not there at all:
+///
+/// ```compile_fail,E0432
+/// use dinah::BoundedQueue;
+/// ```
+#[cfg(all(doctest, not(feature = "std")))]
+struct CoreOnlyDoctests;
+
 /// Compiles and runs the README's Rust examples as doctests.
 #[cfg(all(doctest, feature = "std"))]
 #[doc = include_str!("../README.md")]

@@ -1,40 +1,16 @@
 //! The queue contract, written once and run against every queue dinah ships:
 //! the core's fixed-capacity `TaskQueue` and the hosted `BoundedQueue`.
 //!
-//! Each test is a generic function over a [`Family`] of queues; the
+//! Each test is a generic function over a `Family` of queues; the
 //! `contract!` macro at the bottom instantiates every test for every family.
 
-use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
 
-use dinah::{BoundedQueue, FifoQueue, QueuePushError, Scheduler, SchedulerExt, TaskQueue};
+use dinah::{FifoQueue, QueuePushError, Scheduler, SchedulerExt};
 use proptest::prelude::*;
 
-/// The capacity every queue under test is built with.
-const CAP: usize = 5;
-
-/// A kind of queue, able to hold any item type.
-trait Family {
-    type Queue<T: Send>: FifoQueue<Item = T> + Send;
-    /// An empty queue of capacity [`CAP`].
-    fn empty<T: Send>() -> Self::Queue<T>;
-}
-
-struct Fixed;
-impl Family for Fixed {
-    type Queue<T: Send> = TaskQueue<T, CAP>;
-    fn empty<T: Send>() -> Self::Queue<T> {
-        TaskQueue::new()
-    }
-}
-
-struct Bounded;
-impl Family for Bounded {
-    type Queue<T: Send> = BoundedQueue<T>;
-    fn empty<T: Send>() -> Self::Queue<T> {
-        BoundedQueue::new(CAP).expect("CAP is not zero")
-    }
-}
+mod support;
+use support::models::{self, Bounded, CAP, Fixed, QueueFamily as Family};
 
 fn starts_empty<F: Family>() {
     let mut queue = F::empty::<u32>();
@@ -134,44 +110,6 @@ fn run_parallel_returns_fifo_results<F: Family>() {
     }
 }
 
-#[derive(Clone, Debug)]
-enum Op {
-    Push(u16),
-    Pop,
-}
-
-fn op() -> impl Strategy<Value = Op> {
-    prop_oneof![any::<u16>().prop_map(Op::Push), Just(Op::Pop)]
-}
-
-/// The queue behaves exactly like a `VecDeque` bounded at [`CAP`].
-fn matches_the_model<F: Family>(ops: &[Op]) -> Result<(), TestCaseError> {
-    let mut queue = F::empty::<u16>();
-    let mut model = VecDeque::new();
-    for op in ops {
-        match *op {
-            Op::Push(value) => {
-                let result = queue.try_push(value);
-                if model.len() < CAP {
-                    model.push_back(value);
-                    prop_assert_eq!(result, Ok(()));
-                } else {
-                    prop_assert_eq!(result, Err(QueuePushError::Full(value)));
-                }
-            }
-            Op::Pop => prop_assert_eq!(queue.pop(), model.pop_front()),
-        }
-        prop_assert_eq!(queue.len(), model.len());
-        prop_assert_eq!(queue.is_empty(), model.is_empty());
-        prop_assert_eq!(queue.is_full(), model.len() == CAP);
-    }
-    while let Some(expected) = model.pop_front() {
-        prop_assert_eq!(queue.pop(), Some(expected));
-    }
-    prop_assert_eq!(queue.pop(), None);
-    Ok(())
-}
-
 macro_rules! contract {
     ($($module:ident: $family:ty;)*) => {$(
         mod $module {
@@ -215,9 +153,10 @@ macro_rules! contract {
             proptest! {
                 #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 1024 }))]
 
+                /// Behaves exactly like a `VecDeque` bounded at `CAP`.
                 #[test]
-                fn matches_the_model(ops in proptest::collection::vec(op(), 0..100)) {
-                    super::matches_the_model::<$family>(&ops)?;
+                fn matches_the_model(bytes in proptest::collection::vec(any::<u8>(), 0..100)) {
+                    models::check_queue::<$family>(&bytes);
                 }
             }
         }

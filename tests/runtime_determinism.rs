@@ -12,7 +12,9 @@ use dinah::{
 };
 
 const TASKS: u64 = 64;
-const REPETITIONS: usize = 16;
+/// Miri interprets every instruction: the same checks, fewer rounds.
+const REPETITIONS: usize = if cfg!(miri) { 1 } else { 16 };
+const SCALE: u64 = if cfg!(miri) { 50 } else { 1 };
 
 /// A deterministic integer mix, `rounds` times.
 fn mix(seed: u64, rounds: u64) -> u64 {
@@ -27,7 +29,7 @@ fn mix(seed: u64, rounds: u64) -> u64 {
 
 fn task_result(index: u64) -> Result<u64, String> {
     // Different amounts of work per task; every fifth task fails.
-    let value = mix(index, 200 + (index * 7919) % 5_000);
+    let value = mix(index, (200 + (index * 7919) % 5_000) / SCALE);
     if index % 5 == 3 {
         Err(format!("task {index} failed with {value:x}"))
     } else {
@@ -60,7 +62,7 @@ fn run_parallel_gives_the_same_fifo_results_every_time() {
 #[test]
 fn shared_counts_every_increment_and_releases_its_clones() {
     const THREADS: usize = 8;
-    const INCREMENTS: usize = 1_000;
+    const INCREMENTS: usize = 1_000 / SCALE as usize;
     for _ in 0..REPETITIONS {
         let total = Shared::new(0usize);
         let start = Barrier::new(THREADS);
@@ -83,7 +85,7 @@ fn shared_counts_every_increment_and_releases_its_clones() {
 #[test]
 fn metrics_totals_are_exact_under_concurrency() {
     const THREADS: u64 = 6;
-    const EVENTS: u64 = 2_000;
+    const EVENTS: u64 = 2_000 / SCALE;
     for _ in 0..REPETITIONS {
         let metrics = RuntimeMetrics::new();
         let start = Barrier::new(THREADS as usize);

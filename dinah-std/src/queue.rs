@@ -194,8 +194,26 @@ mod tests {
     }
 
     #[test]
+    fn a_capacity_whose_size_overflows_is_a_typed_error() {
+        let error = BoundedQueue::<[u8; 16]>::new(usize::MAX).unwrap_err();
+        assert_eq!(
+            error,
+            CapacityError::Allocation {
+                requested: usize::MAX,
+                item_size: 16
+            }
+        );
+    }
+
+    #[test]
     #[cfg(target_pointer_width = "64")]
-    fn a_capacity_the_address_space_cannot_hold_is_a_typed_error() {
+    fn a_capacity_the_allocator_refuses_is_a_typed_error() {
+        if cfg!(miri) {
+            // Miri stops the program on an allocation it cannot serve
+            // instead of returning null, so this path cannot run there.
+            std::eprintln!("skipped under Miri: an allocator refusal halts the interpreter");
+            return;
+        }
         // 2^57 items of 8 bytes = 2^60 bytes: a valid layout that no 64-bit
         // address space can map, so the allocator itself refuses it.
         let requested = 1usize << 57;
@@ -211,11 +229,6 @@ mod tests {
             error.to_string(),
             format!("could not reserve storage for {requested} items of 8 bytes each")
         );
-        let error = BoundedQueue::<[u8; 16]>::new(usize::MAX).unwrap_err();
-        assert!(matches!(
-            error,
-            CapacityError::Allocation { item_size: 16, .. }
-        ));
     }
 
     #[test]

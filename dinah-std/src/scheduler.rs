@@ -292,11 +292,13 @@ type Payload = Box<dyn Any + Send + 'static>;
 
 /// Drops `value`, catching a panic from its destructor.
 ///
-/// The caught payload is leaked rather than dropped, since its own
-/// destructor could panic as well.
+/// The caught payload is dropped the same way; only a payload whose own
+/// destructor panics too is leaked, since nothing could drop it safely.
 fn drop_quietly<T>(value: T) {
-    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(value))) {
-        mem::forget(payload);
+    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(value)))
+        && let Err(inner) = panic::catch_unwind(AssertUnwindSafe(move || drop(payload)))
+    {
+        mem::forget(inner);
     }
 }
 

@@ -6,6 +6,8 @@ use std::sync::Once;
 
 use dinah::{BoundedQueue, FifoQueue, QueuePushError};
 
+pub(crate) mod models;
+
 /// A `BoundedQueue` with hooks: `len()` answers what `reported_len` says
 /// given the true length, and `before_pop` sees the number of each `pop`
 /// call (1, 2, …) before it removes anything, so it can panic there.

@@ -1,13 +1,12 @@
 //! The queue contract, written once and run against every queue dinah ships:
 //! the core's fixed-capacity `TaskQueue` and the hosted `BoundedQueue`.
 //!
-//! Each test is a generic function over a `Family` of queues; the
-//! `contract!` macro at the bottom instantiates every test for every family.
+//! Each test is a generic function over a `Family` of queues;
+//! `support::contract!` at the bottom instantiates every test for every family.
 
 use std::panic::{self, AssertUnwindSafe};
 
 use dinah::{FifoQueue, QueuePushError, Scheduler, SchedulerExt};
-use proptest::prelude::*;
 
 mod support;
 use support::models::{self, Bounded, CAP, Fixed, QueueFamily as Family};
@@ -110,60 +109,22 @@ fn run_parallel_returns_fifo_results<F: Family>() {
     }
 }
 
-macro_rules! contract {
-    ($($module:ident: $family:ty;)*) => {$(
-        mod $module {
-            use super::*;
-
-            #[test]
-            fn starts_empty() {
-                super::starts_empty::<$family>();
-            }
-
-            #[test]
-            fn full_queue_hands_back_the_item_unchanged() {
-                super::full_queue_hands_back_the_item_unchanged::<$family>();
-            }
-
-            #[test]
-            fn fifo_across_wraparound() {
-                super::fifo_across_wraparound::<$family>();
-            }
-
-            #[test]
-            fn refused_tasks_are_still_callable() {
-                super::refused_tasks_are_still_callable::<$family>();
-            }
-
-            #[test]
-            fn sequential_drain_runs_in_fifo_order() {
-                super::sequential_drain_runs_in_fifo_order::<$family>();
-            }
-
-            #[test]
-            fn a_panicking_task_leaves_later_ones_queued() {
-                super::a_panicking_task_leaves_later_ones_queued::<$family>();
-            }
-
-            #[test]
-            fn run_parallel_returns_fifo_results() {
-                super::run_parallel_returns_fifo_results::<$family>();
-            }
-
-            proptest! {
-                #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 1024 }))]
-
-                /// Behaves exactly like a `VecDeque` bounded at `CAP`.
-                #[test]
-                fn matches_the_model(bytes in proptest::collection::vec(any::<u8>(), 0..100)) {
-                    models::check_queue::<$family>(&bytes);
-                }
-            }
-        }
-    )*};
+/// Behaves exactly like a `VecDeque` bounded at `CAP`, for random
+/// operation sequences.
+fn matches_the_model<F: Family>() {
+    support::for_random_bytes(1024, 100, models::check_queue::<F>);
 }
 
-contract! {
-    task_queue: Fixed;
-    bounded_queue: Bounded;
-}
+support::contract!(
+    [task_queue: Fixed, bounded_queue: Bounded],
+    [
+        starts_empty,
+        full_queue_hands_back_the_item_unchanged,
+        fifo_across_wraparound,
+        refused_tasks_are_still_callable,
+        sequential_drain_runs_in_fifo_order,
+        a_panicking_task_leaves_later_ones_queued,
+        run_parallel_returns_fifo_results,
+        matches_the_model,
+    ]
+);

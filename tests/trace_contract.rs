@@ -10,7 +10,6 @@ use std::sync::Barrier;
 use std::thread;
 
 use dinah::{TraceBuffer, TraceRecordError, TraceRing};
-use proptest::prelude::*;
 
 mod support;
 use support::models::{self, CAP, TraceLog, event};
@@ -112,50 +111,20 @@ fn concurrent_producers_lose_nothing_and_keep_their_order<L: TraceLog>() {
     }
 }
 
-macro_rules! contract {
-    ($($module:ident: $log:ty;)*) => {$(
-        mod $module {
-            use super::*;
-
-            #[test]
-            fn starts_empty() {
-                super::starts_empty::<$log>();
-            }
-
-            #[test]
-            fn full_log_refuses_counts_and_never_overwrites() {
-                super::full_log_refuses_counts_and_never_overwrites::<$log>();
-            }
-
-            #[test]
-            fn pop_drain_and_clear() {
-                super::pop_drain_and_clear::<$log>();
-            }
-
-            #[test]
-            fn snapshot_into_copies_the_oldest_without_removing() {
-                super::snapshot_into_copies_the_oldest_without_removing::<$log>();
-            }
-
-            #[test]
-            fn concurrent_producers_lose_nothing_and_keep_their_order() {
-                super::concurrent_producers_lose_nothing_and_keep_their_order::<$log>();
-            }
-
-            proptest! {
-                #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 1024 }))]
-
-                /// Behaves like a bounded `VecDeque` plus a refusal count.
-                #[test]
-                fn matches_the_model(bytes in proptest::collection::vec(any::<u8>(), 0..80)) {
-                    models::check_trace::<$log>(&bytes);
-                }
-            }
-        }
-    )*};
+/// Behaves like a bounded `VecDeque` plus a refusal count, for random
+/// operation sequences.
+fn matches_the_model<L: TraceLog>() {
+    support::for_random_bytes(1024, 80, models::check_trace::<L>);
 }
 
-contract! {
-    trace_ring: TraceRing<CAP>;
-    trace_buffer: TraceBuffer;
-}
+support::contract!(
+    [trace_ring: TraceRing<CAP>, trace_buffer: TraceBuffer],
+    [
+        starts_empty,
+        full_log_refuses_counts_and_never_overwrites,
+        pop_drain_and_clear,
+        snapshot_into_copies_the_oldest_without_removing,
+        concurrent_producers_lose_nothing_and_keep_their_order,
+        matches_the_model,
+    ]
+);

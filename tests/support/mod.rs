@@ -81,3 +81,52 @@ pub(crate) fn quiet_panics_containing(markers: &'static [&'static str]) {
         }));
     });
 }
+
+/// Instantiates a contract suite: for every `module: Implementation` pair,
+/// a module holding one `#[test]` per name in the list, each calling the
+/// generic function of that name with the implementation.
+///
+/// ```ignore
+/// contract!([task_queue: Fixed, bounded_queue: Bounded], [starts_empty, fifo]);
+/// ```
+#[allow(unused_macros)]
+macro_rules! contract {
+    ([$($module:ident: $implementation:ty),+ $(,)?], $tests:tt) => {
+        $(
+            mod $module {
+                use super::*;
+                $crate::support::contract!(@tests $implementation, $tests);
+            }
+        )+
+    };
+    (@tests $implementation:ty, [$($test:ident),+ $(,)?]) => {
+        $(
+            #[test]
+            fn $test() {
+                super::$test::<$implementation>();
+            }
+        )+
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use contract;
+
+/// Runs `check` on `cases` random byte strings of up to `max_len` bytes
+/// (fewer cases under Miri), shrinking any failure to a minimal input.
+pub(crate) fn for_random_bytes(cases: u32, max_len: usize, check: impl Fn(&[u8])) {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+
+    let cases = if cfg!(miri) { 4 } else { cases };
+    let mut runner = TestRunner::new(Config::with_cases(cases));
+    let outcome = runner.run(
+        &proptest::collection::vec(any::<u8>(), 0..max_len),
+        |bytes| {
+            check(&bytes);
+            Ok(())
+        },
+    );
+    if let Err(failure) = outcome {
+        panic!("{failure}");
+    }
+}

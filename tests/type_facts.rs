@@ -2,8 +2,8 @@
 
 use dinah::{
     BoundedQueue, CancellationHandle, CancellationToken, CapacityError, CoreError, MetricsSnapshot,
-    ParallelError, RuntimeMetrics, Shared, TaskId, TaskQueue, TaskState, TraceBuffer, TraceEvent,
-    TraceRing,
+    ParallelError, ReadyQueue, RuntimeMetrics, Shared, TaskId, TaskQueue, TaskState, TraceBuffer,
+    TraceEvent, TraceRing,
 };
 
 const fn send_sync<T: Send + Sync>() {}
@@ -16,6 +16,8 @@ const _: () = {
     send_sync::<RuntimeMetrics>();
     send_sync::<TraceRing<4>>();
     send_sync::<TraceBuffer>();
+    // The wake state is a `static` that interrupt handlers and threads share.
+    send_sync::<ReadyQueue<4>>();
     send_sync::<TaskQueue<fn(), 4>>();
     send_sync::<BoundedQueue<fn()>>();
     send_sync::<Shared<u32>>();

@@ -1,4 +1,5 @@
 //! [`CancellationToken`]: a cooperative cancellation flag that can live in a `static`.
+#![forbid(unsafe_code)]
 
 use portable_atomic::{AtomicBool, Ordering};
 

@@ -4,6 +4,7 @@
 //! one never re-checks them. [`LifecycleState`] tracks a resource that lives
 //! across many tasks (a runtime, a worker set); it is deliberately separate
 //! from [`TaskState`](crate::TaskState), which tracks one task.
+#![forbid(unsafe_code)]
 
 use core::fmt;
 use core::num::NonZeroUsize;

@@ -3,9 +3,14 @@
 //! Kept together here so the formatting matches `Debug`/`Display` in one
 //! place. Types holding closures (queues, push errors) show their fill level
 //! or variant only, so they need no bound on what they hold.
+#![forbid(unsafe_code)]
 
 use defmt::{Format, Formatter, write};
 
+use crate::{
+    AsyncExecutor, CancelError, QueueClaimed, ReadyQueue, SpawnError, TaskOutput, TickReport,
+    YieldNow,
+};
 use crate::{
     CancellationToken, CoreConfig, CoreError, CoreId, CoreIdError, Executor, InvalidTaskTransition,
     LifecycleState, MetricsSnapshot, MetricsSnapshot32, QueuePushError, RuntimeMetrics,
@@ -214,5 +219,75 @@ impl Format for Executor {
 impl Format for Scheduler {
     fn format(&self, f: Formatter<'_>) {
         write!(f, "Scheduler");
+    }
+}
+
+impl<T> Format for SpawnError<T> {
+    fn format(&self, f: Formatter<'_>) {
+        match self {
+            Self::Full(_) => write!(f, "Full(..)"),
+            Self::NoFuture(_) => write!(f, "NoFuture(..)"),
+        }
+    }
+}
+
+impl Format for QueueClaimed {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "this ReadyQueue already serves an executor");
+    }
+}
+
+impl Format for CancelError {
+    fn format(&self, f: Formatter<'_>) {
+        match self {
+            Self::UnknownTask(id) => write!(f, "UnknownTask({})", id),
+            Self::AlreadyFinished(id) => write!(f, "AlreadyFinished({})", id),
+        }
+    }
+}
+
+impl Format for TickReport {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "TickReport {{ polled: {=usize}, completed: {=usize}, failed: {=usize}, cancelled: {=usize}, woken_outside: {=usize}, woken_in_poll: {=usize}, self_woken: {=usize}, stale_wakes: {=u32}, work_remaining: {=bool} }}",
+            self.polled,
+            self.completed,
+            self.failed,
+            self.cancelled,
+            self.woken_outside,
+            self.woken_in_poll,
+            self.self_woken,
+            self.stale_wakes,
+            self.work_remaining,
+        );
+    }
+}
+
+impl<const N: usize> Format for ReadyQueue<N> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "ReadyQueue {{ slots: {=usize}, stale_wakes: {=u32} }}",
+            N,
+            self.stale_wakes()
+        );
+    }
+}
+
+impl<const N: usize, O: TaskOutput> Format for AsyncExecutor<'_, N, O> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "AsyncExecutor {{ slots: {=usize}, live_tasks: {=usize} }}",
+            N,
+            self.live_tasks()
+        );
+    }
+}
+
+impl Format for YieldNow {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "YieldNow");
     }
 }

@@ -1,4 +1,5 @@
 //! [`Executor`]: runs one task on the caller's thread.
+#![forbid(unsafe_code)]
 
 /// Runs one already-selected task, now, on the caller's thread.
 ///

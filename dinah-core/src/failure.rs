@@ -1,4 +1,5 @@
 //! [`TaskFailure`]: a task's own error, labelled with how the task failed.
+#![forbid(unsafe_code)]
 
 use core::fmt;
 

@@ -21,6 +21,7 @@
 //! unique: the component that hands out IDs is responsible for never giving
 //! the same value to two live resources of one runtime. No process-wide or
 //! cross-process uniqueness is implied.
+#![forbid(unsafe_code)]
 
 use core::fmt;
 use core::num::NonZeroU64;

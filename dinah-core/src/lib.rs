@@ -16,7 +16,10 @@
 //! | [`cancel`] | [`CancellationToken`] |
 //! | [`metrics`] | [`RuntimeMetrics`], [`RuntimeMetrics32`] and their snapshots |
 //! | [`trace`] | [`TraceRing`], [`TraceEvent`], [`TraceEventKind`] and [`TraceRecordError`] |
-//! | [`executor`] | [`Executor`] |
+//! | [`executor`] | [`Executor`]: runs one closure now |
+//! | [`async_executor`] | [`AsyncExecutor`]: runs futures in `N` fixed slots, [`TickReport`], [`SpawnError`] |
+//! | [`task`] | the [`Task`] and [`TaskOutput`] traits, [`yield_now`], [`chunked`] |
+//! | [`waker`] | [`ReadyQueue`], the `'static` wake state, and the heap-free waker (the crate's only `unsafe`) |
 //! | [`scheduler`] | [`Scheduler`] |
 //!
 //! # What the binary chooses
@@ -46,12 +49,15 @@
 //! assert!(queue.is_empty());
 //! ```
 #![no_std]
-#![forbid(unsafe_code)]
+// Every module but `waker` forbids unsafe code; `waker` builds the
+// heap-free `Waker` and documents its invariants.
+#![deny(unsafe_code)]
 #![deny(missing_docs)]
 
 #[cfg(test)]
 extern crate std;
 
+pub mod async_executor;
 pub mod cancel;
 pub mod config;
 pub mod executor;
@@ -61,11 +67,16 @@ pub mod metrics;
 pub mod queue;
 pub mod scheduler;
 pub mod state;
+mod sync;
+pub mod task;
 pub mod trace;
+#[allow(unsafe_code)]
+pub mod waker;
 
 #[cfg(feature = "defmt")]
 mod defmt;
 
+pub use async_executor::{AsyncExecutor, QueueClaimed, SpawnError, TaskRef, TickReport};
 pub use cancel::CancellationToken;
 pub use config::{CoreConfig, CoreError, LifecycleState};
 pub use executor::Executor;
@@ -75,4 +86,6 @@ pub use metrics::{MetricsSnapshot, MetricsSnapshot32, RuntimeMetrics, RuntimeMet
 pub use queue::{FifoQueue, QueuePushError, TaskQueue};
 pub use scheduler::Scheduler;
 pub use state::{InvalidTaskTransition, TaskState};
+pub use task::{Task, TaskOutput, YieldNow, chunked, yield_now};
 pub use trace::{TraceEvent, TraceEventKind, TraceRecordError, TraceRing};
+pub use waker::{CancelError, ReadyQueue};

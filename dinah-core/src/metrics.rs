@@ -1,4 +1,5 @@
 //! [`RuntimeMetrics`] and [`RuntimeMetrics32`]: opt-in event counters that can live in a `static`.
+#![forbid(unsafe_code)]
 
 use portable_atomic::{AtomicU32, AtomicU64, Ordering};
 

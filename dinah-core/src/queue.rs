@@ -1,4 +1,5 @@
 //! Bounded FIFO queues: the [`FifoQueue`] trait and the fixed-capacity [`TaskQueue`].
+#![forbid(unsafe_code)]
 
 use core::fmt;
 

@@ -1,4 +1,5 @@
 //! [`Scheduler`]: sequential dispatch from any [`FifoQueue`].
+#![forbid(unsafe_code)]
 
 use crate::{Executor, FifoQueue};
 

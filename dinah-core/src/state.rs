@@ -1,4 +1,5 @@
 //! [`TaskState`]: the observed lifecycle of one task, with checked transitions.
+#![forbid(unsafe_code)]
 
 use core::fmt;
 

@@ -1,4 +1,5 @@
 //! [`TraceRing`]: a bounded, `static`-friendly log of task lifecycle events.
+#![forbid(unsafe_code)]
 
 use core::cell::RefCell;
 use core::fmt;

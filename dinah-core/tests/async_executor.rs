@@ -1,0 +1,576 @@
+//! The async executor's contract: the seed's deterministic facts, wake
+//! order, budgets, lifecycle, cancellation, stale wakes and panics. Each test
+//! has its own `static` queue, since a queue serves one executor, once.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::panic::{self, AssertUnwindSafe};
+use std::pin::{Pin, pin};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::task::{Context, Poll, Waker};
+use std::thread;
+
+use dinah_core::{
+    AsyncExecutor, CancelError, QueueClaimed, ReadyQueue, SpawnError, Task, TaskFailureKind,
+    TaskState, chunked, yield_now,
+};
+
+type Log = RefCell<Vec<&'static str>>;
+
+/// Pending until `open` is set; hands its waker to `parked` on every poll.
+struct Gate<'a> {
+    open: &'a AtomicBool,
+    parked: &'a Mutex<Option<Waker>>,
+    polls: &'a AtomicUsize,
+}
+
+impl Future for Gate<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.polls.fetch_add(1, Ordering::SeqCst);
+        if self.open.load(Ordering::SeqCst) {
+            return Poll::Ready(());
+        }
+        *self.parked.lock().unwrap() = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+/// Counts how often it is dropped.
+struct DropCounter<'a>(&'a AtomicUsize);
+
+impl Drop for DropCounter<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn wake(parked: &Mutex<Option<Waker>>) {
+    parked
+        .lock()
+        .unwrap()
+        .take()
+        .expect("a parked waker")
+        .wake();
+}
+
+#[test]
+fn yield_once_is_polled_twice() {
+    static QUEUE: ReadyQueue<1> = ReadyQueue::new();
+    let log = Log::default();
+    let mut task = pin!(Some(async {
+        log.borrow_mut().push("task");
+        yield_now().await;
+        log.borrow_mut().push("task");
+    }));
+    let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
+    executor.spawn(task.as_mut()).unwrap();
+    let first = executor.tick(16);
+    assert_eq!(
+        (first.polled, first.completed, first.work_remaining),
+        (1, 0, true)
+    );
+    let second = executor.tick(16);
+    assert_eq!(
+        (second.polled, second.completed, second.self_woken),
+        (1, 1, 1)
+    );
+    assert_eq!(*log.borrow(), ["task", "task"]);
+    assert!(!executor.tick(16).work_remaining);
+}
+
+#[test]
+fn chunked_work_on_two_tasks_interleaves() {
+    static QUEUE: ReadyQueue<2> = ReadyQueue::new();
+    let log = Log::default();
+    let mut a = pin!(Some(chunked(0..3, |_| log.borrow_mut().push("A"))));
+    let mut b = pin!(Some(chunked(0..3, |_| log.borrow_mut().push("B"))));
+    let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(&QUEUE).unwrap();
+    executor.spawn(a.as_mut()).unwrap();
+    executor.spawn(b.as_mut()).unwrap();
+    let mut ticks = 0;
+    while executor.tick(16).work_remaining {
+        ticks += 1;
+    }
+    assert_eq!(*log.borrow(), ["A", "B", "A", "B", "A", "B"]);
+    assert_eq!(ticks, 3);
+    assert_eq!(executor.live_tasks(), 0);
+}
+
+#[test]
+fn a_wake_enqueues_and_never_polls() {
+    static QUEUE: ReadyQueue<1> = ReadyQueue::new();
+    let (open, parked, polls) = (
+        AtomicBool::new(false),
+        Mutex::new(None),
+        AtomicUsize::new(0),
+    );
+    let mut task = pin!(Some(Gate {
+        open: &open,
+        parked: &parked,
+        polls: &polls,
+    }));
+    let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
+    executor.spawn(task.as_mut()).unwrap();
+    executor.tick(16);
+    assert_eq!(polls.load(Ordering::SeqCst), 1);
+
+    open.store(true, Ordering::SeqCst);
+    wake(&parked);
+    assert_eq!(polls.load(Ordering::SeqCst), 1, "waking polled nothing");
+    let report = executor.tick(16);
+    assert_eq!(
+        (report.polled, report.woken_outside, report.completed),
+        (1, 1, 1)
+    );
+    assert_eq!(polls.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn wakes_before_the_next_poll_coalesce() {
+    static QUEUE: ReadyQueue<1> = ReadyQueue::new();
+    let (open, parked, polls) = (
+        AtomicBool::new(false),
+        Mutex::new(None),
+        AtomicUsize::new(0),
+    );
+    let mut task = pin!(Some(Gate {
+        open: &open,
+        parked: &parked,
+        polls: &polls,
+    }));
+    let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
+    executor.spawn(task.as_mut()).unwrap();
+    executor.tick(16);
+    let waker = parked.lock().unwrap().clone().unwrap();
+    for _ in 0..5 {
+        waker.wake_by_ref();
+    }
+    assert_eq!(executor.tick(16).polled, 1, "five wakes, one poll");
+    assert!(!executor.tick(16).work_remaining);
+}
+
+#[test]
+fn ready_tasks_run_in_the_order_they_were_woken() {
+    static QUEUE: ReadyQueue<3> = ReadyQueue::new();
+    let open = AtomicBool::new(false);
+    let parked: [Mutex<Option<Waker>>; 3] = Default::default();
+    let polls: [AtomicUsize; 3] = Default::default();
+    let order = Mutex::new(Vec::new());
+    let gate = |i: usize| {
+        let (open, parked, polls, order) = (&open, &parked[i], &polls[i], &order);
+        async move {
+            Gate {
+                open,
+                parked,
+                polls,
+            }
+            .await;
+            order.lock().unwrap().push(i);
+        }
+    };
+    let mut tasks = [
+        pin!(Some(gate(0))),
+        pin!(Some(gate(1))),
+        pin!(Some(gate(2))),
+    ];
+    let mut executor: AsyncExecutor<'_, 3> = AsyncExecutor::new(&QUEUE).unwrap();
+    for task in &mut tasks {
+        executor.spawn(task.as_mut()).unwrap();
+    }
+    executor.tick(16);
+    open.store(true, Ordering::SeqCst);
+    for i in [2, 0, 1] {
+        wake(&parked[i]);
+    }
+    assert_eq!(executor.tick(16).completed, 3);
+    assert_eq!(*order.lock().unwrap(), [2, 0, 1]);
+}
+
+#[test]
+fn the_budget_leaves_the_rest_for_the_next_tick_in_order() {
+    static QUEUE: ReadyQueue<3> = ReadyQueue::new();
+    let log = Log::default();
+    let mut a = pin!(Some(async { log.borrow_mut().push("a") }));
+    let mut b = pin!(Some(async { log.borrow_mut().push("b") }));
+    let mut c = pin!(Some(async { log.borrow_mut().push("c") }));
+    let mut executor: AsyncExecutor<'_, 3> = AsyncExecutor::new(&QUEUE).unwrap();
+    executor.spawn(a.as_mut()).unwrap();
+    executor.spawn(b.as_mut()).unwrap();
+    executor.spawn(c.as_mut()).unwrap();
+    let first = executor.tick(2);
+    assert_eq!((first.polled, first.work_remaining), (2, true));
+    let second = executor.tick(2);
+    assert_eq!((second.polled, second.work_remaining), (1, false));
+    assert_eq!(*log.borrow(), ["a", "b", "c"]);
+}
+
+#[test]
+fn a_task_that_always_wakes_itself_cannot_starve_the_others() {
+    static QUEUE: ReadyQueue<2> = ReadyQueue::new();
+    let spins = AtomicUsize::new(0);
+    let finished = AtomicBool::new(false);
+    let mut spinner = pin!(Some(async {
+        loop {
+            spins.fetch_add(1, Ordering::SeqCst);
+            yield_now().await;
+        }
+    }));
+    let mut other = pin!(Some(async {
+        yield_now().await;
+        yield_now().await;
+        finished.store(true, Ordering::SeqCst);
+    }));
+    let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(&QUEUE).unwrap();
+    executor.spawn(spinner.as_mut()).unwrap();
+    executor.spawn(other.as_mut()).unwrap();
+    for tick in 1..=3 {
+        let report = executor.tick(usize::MAX);
+        assert_eq!(report.polled, 2, "tick {tick}: each task once");
+        assert_eq!(spins.load(Ordering::SeqCst), tick);
+    }
+    assert!(finished.load(Ordering::SeqCst));
+}
+
+#[test]
+fn a_full_executor_hands_the_task_back() {
+    static QUEUE: ReadyQueue<1> = ReadyQueue::new();
+    let mut first = pin!(Some(yield_now()));
+    let mut second = pin!(Some(async {}));
+    let mut empty = pin!(None::<core::future::Ready<()>>);
+    let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
+    executor.spawn(first.as_mut()).unwrap();
+    let refused = executor.spawn(second.as_mut()).unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "every task slot is taken; the task was handed back"
+    );
+    let handed_back = refused.into_inner();
+    assert!(handed_back.has_future(), "the future is intact");
+    assert!(matches!(
+        executor.spawn(empty.as_mut()),
+        Err(SpawnError::NoFuture(_))
+    ));
+    while executor.tick(8).work_remaining {}
+    // Now the slot is free again and the handed-back task can run.
+    executor.spawn(handed_back).unwrap();
+    assert_eq!(executor.tick(8).completed, 1);
+}
+
+#[test]
+fn lifecycle_pending_running_completed() {
+    static QUEUE: ReadyQueue<1> = ReadyQueue::new();
+    let mut task = pin!(Some(yield_now()));
+    let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
+    let id = executor.spawn(task.as_mut()).unwrap();
+    assert_eq!(executor.task_state(id), Some(TaskState::Pending));
+    executor.tick(8);
+    assert_eq!(executor.task_state(id), Some(TaskState::Running));
+    executor.tick(8);
+    assert_eq!(executor.task_state(id), Some(TaskState::Completed));
+    assert!(!task.has_future(), "the finished future was dropped");
+}
+
+#[test]
+fn a_returned_error_is_kept_until_taken_and_holds_its_slot() {
+    static QUEUE: ReadyQueue<1> = ReadyQueue::new();
+    let mut failing = pin!(Some(async { Err::<(), _>("disk full") }));
+    let mut next = pin!(Some(async { Ok::<(), &str>(()) }));
+    let mut executor: AsyncExecutor<'_, 1, Result<(), &str>> = AsyncExecutor::new(&QUEUE).unwrap();
+    let id = executor.spawn(failing.as_mut()).unwrap();
+    assert_eq!(executor.tick(8).failed, 1);
+    assert_eq!(executor.task_state(id), Some(TaskState::Failed));
+    // The failure holds the only slot until it is read.
+    let next = executor.spawn(next.as_mut()).unwrap_err().into_inner();
+    let failure = executor.take_failure(id).expect("kept");
+    assert_eq!(failure.kind(), TaskFailureKind::ReturnedError);
+    assert_eq!(failure.into_error(), "disk full");
+    assert!(executor.take_failure(id).is_none(), "taken once");
+    let next_id = executor.spawn(next).unwrap();
+    assert_ne!(next_id, id);
+    assert_eq!(executor.task_state(id), None, "the slot was reused");
+    assert_eq!(executor.tick(8).completed, 1);
+}
+
+#[test]
+fn cancel_drops_the_future_once_at_the_next_scheduling_point() {
+    static QUEUE: ReadyQueue<2> = ReadyQueue::new();
+    let drops = AtomicUsize::new(0);
+    let (open, parked, polls) = (
+        AtomicBool::new(false),
+        Mutex::new(None),
+        AtomicUsize::new(0),
+    );
+    let mut task = pin!(Some(async {
+        let _guard = DropCounter(&drops);
+        Gate {
+            open: &open,
+            parked: &parked,
+            polls: &polls,
+        }
+        .await;
+    }));
+    let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(&QUEUE).unwrap();
+    let id = executor.spawn(task.as_mut()).unwrap();
+    executor.tick(8);
+    executor.cancel(id).unwrap();
+    assert_eq!(
+        drops.load(Ordering::SeqCst),
+        0,
+        "not dropped by the request"
+    );
+    assert_eq!(executor.task_state(id), Some(TaskState::Running));
+    let report = executor.tick(8);
+    assert_eq!((report.cancelled, report.polled), (1, 0));
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    assert_eq!(executor.task_state(id), Some(TaskState::Cancelled));
+    assert_eq!(
+        polls.load(Ordering::SeqCst),
+        1,
+        "never polled after the request"
+    );
+    // The parked waker outlives the task: it keeps the slot, and its wake is stale.
+    assert_eq!(executor.cancel(id), Err(CancelError::AlreadyFinished(id)));
+    wake(&parked);
+    assert_eq!(executor.tick(8).stale_wakes, 1);
+    assert_eq!(
+        executor.task_state(id),
+        Some(TaskState::Cancelled),
+        "readable until the slot is reused"
+    );
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn cancel_from_inside_a_poll_waits_for_the_poll_to_end() {
+    static QUEUE: ReadyQueue<1> = ReadyQueue::new();
+    let drops = AtomicUsize::new(0);
+    let own_id = Mutex::new(None);
+    let drops_seen_in_poll = AtomicUsize::new(usize::MAX);
+    let mut task = pin!(Some(async {
+        let _guard = DropCounter(&drops);
+        yield_now().await;
+        let id = own_id.lock().unwrap().unwrap();
+        QUEUE.cancel(id).unwrap();
+        drops_seen_in_poll.store(drops.load(Ordering::SeqCst), Ordering::SeqCst);
+        std::future::pending::<()>().await;
+    }));
+    let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
+    let id = executor.spawn(task.as_mut()).unwrap();
+    *own_id.lock().unwrap() = Some(id);
+    executor.tick(8);
+    executor.tick(8);
+    assert_eq!(drops_seen_in_poll.load(Ordering::SeqCst), 0);
+    assert_eq!(executor.tick(8).cancelled, 1);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn unknown_and_reused_ids_are_refused() {
+    static QUEUE: ReadyQueue<1> = ReadyQueue::new();
+    static OTHER: ReadyQueue<1> = ReadyQueue::new();
+    let mut first = pin!(Some(async {}));
+    let mut second = pin!(Some(yield_now()));
+    let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
+    let old = executor.spawn(first.as_mut()).unwrap();
+    executor.tick(8);
+    let new = executor.spawn(second.as_mut()).unwrap();
+    assert_ne!(old, new, "same slot, new generation");
+    assert_eq!(executor.task_state(old), None);
+    assert_eq!(executor.cancel(old), Err(CancelError::UnknownTask(old)));
+    assert_eq!(OTHER.task_state(new), None);
+    assert_eq!(executor.task_state(new), Some(TaskState::Pending));
+}
+
+#[test]
+fn a_queue_serves_one_executor() {
+    static QUEUE: ReadyQueue<1> = ReadyQueue::new();
+    {
+        let _first: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
+    }
+    assert_eq!(
+        AsyncExecutor::<'_, 1>::new(&QUEUE).unwrap_err(),
+        QueueClaimed
+    );
+}
+
+#[test]
+fn a_stale_waker_keeps_its_slot_and_never_reaches_the_next_task() {
+    static QUEUE: ReadyQueue<1> = ReadyQueue::new();
+    let (open, parked, polls) = (AtomicBool::new(true), Mutex::new(None), AtomicUsize::new(0));
+    let kept: Mutex<Option<Waker>> = Mutex::new(None);
+    let mut first = pin!(Some(async {
+        std::future::poll_fn(|cx| {
+            *kept.lock().unwrap() = Some(cx.waker().clone());
+            Poll::Ready(())
+        })
+        .await;
+    }));
+    let mut second = pin!(Some(Gate {
+        open: &open,
+        parked: &parked,
+        polls: &polls,
+    }));
+    let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
+    executor.spawn(first.as_mut()).unwrap();
+    assert_eq!(executor.tick(8).completed, 1);
+    // The finished task's waker is still alive: the slot stays out of use.
+    let second = executor.spawn(second.as_mut()).unwrap_err().into_inner();
+    let waker = kept.lock().unwrap().take().unwrap();
+    waker.wake_by_ref();
+    assert_eq!(executor.tick(8).stale_wakes, 1);
+    drop(waker);
+    executor.tick(8);
+    executor.spawn(second).unwrap();
+    assert_eq!(executor.tick(8).completed, 1);
+    assert_eq!(polls.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_waker_may_outlive_its_executor() {
+    static QUEUE: ReadyQueue<1> = ReadyQueue::new();
+    let kept: Mutex<Option<Waker>> = Mutex::new(None);
+    {
+        let mut task = pin!(Some(std::future::poll_fn(|cx| {
+            *kept.lock().unwrap() = Some(cx.waker().clone());
+            Poll::<()>::Pending
+        })));
+        let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
+        executor.spawn(task.as_mut()).unwrap();
+        executor.tick(8);
+    }
+    // The executor and the task's storage are gone; the queue is static.
+    let waker = kept.lock().unwrap().take().unwrap();
+    let clone = waker.clone();
+    waker.wake();
+    clone.wake_by_ref();
+    drop(clone);
+}
+
+#[test]
+fn a_wake_from_another_thread_reaches_run_until() {
+    static QUEUE: ReadyQueue<1> = ReadyQueue::new();
+    let (open, parked, polls) = (
+        AtomicBool::new(false),
+        Mutex::new(None),
+        AtomicUsize::new(0),
+    );
+    let parked_once = Barrier::new(2);
+    let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
+    thread::scope(|s| {
+        s.spawn(|| {
+            parked_once.wait();
+            open.store(true, Ordering::SeqCst);
+            wake(&parked);
+        });
+        let main = async {
+            let gate = Gate {
+                open: &open,
+                parked: &parked,
+                polls: &polls,
+            };
+            let mut gate = pin!(gate);
+            // Park once, then let the other thread open the gate.
+            std::future::poll_fn(|cx| gate.as_mut().poll(cx)).await;
+            "opened"
+        };
+        let signalled = AtomicBool::new(false);
+        let result = executor.run_until(
+            async {
+                let mut main = pin!(main);
+                std::future::poll_fn(|cx| {
+                    let poll = main.as_mut().poll(cx);
+                    if poll.is_pending() && !signalled.swap(true, Ordering::SeqCst) {
+                        parked_once.wait();
+                    }
+                    poll
+                })
+                .await
+            },
+            8,
+            thread::yield_now,
+        );
+        assert_eq!(result, "opened");
+    });
+    assert_eq!(polls.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn run_until_drives_spawned_tasks() {
+    static QUEUE: ReadyQueue<2> = ReadyQueue::new();
+    let done = AtomicUsize::new(0);
+    let mut a = pin!(Some(chunked(0..4, |_| {
+        done.fetch_add(1, Ordering::SeqCst);
+    })));
+    let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(&QUEUE).unwrap();
+    executor.spawn(a.as_mut()).unwrap();
+    let observed = executor.run_until(
+        async {
+            while done.load(Ordering::SeqCst) < 4 {
+                yield_now().await;
+            }
+            done.load(Ordering::SeqCst)
+        },
+        8,
+        || {},
+    );
+    assert_eq!(observed, 4);
+}
+
+#[test]
+fn a_panicking_poll_fails_that_task_only() {
+    static QUEUE: ReadyQueue<2> = ReadyQueue::new();
+    let ran = AtomicBool::new(false);
+    let mut bad = pin!(Some(async {
+        panic!("task exploded");
+    }));
+    let mut good = pin!(Some(async {
+        yield_now().await;
+        ran.store(true, Ordering::SeqCst);
+    }));
+    let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(&QUEUE).unwrap();
+    let bad_id = executor.spawn(bad.as_mut()).unwrap();
+    let good_id = executor.spawn(good.as_mut()).unwrap();
+    let payload = panic::catch_unwind(AssertUnwindSafe(|| executor.tick(8)))
+        .expect_err("the panic reaches the caller");
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"task exploded"));
+    assert_eq!(executor.task_state(bad_id), Some(TaskState::Failed));
+    assert!(executor.take_failure(bad_id).is_none(), "no error value");
+    while executor.tick(8).work_remaining {}
+    assert!(ran.load(Ordering::SeqCst));
+    assert_eq!(executor.task_state(good_id), Some(TaskState::Completed));
+    assert_eq!(
+        executor.task_state(bad_id),
+        Some(TaskState::Failed),
+        "readable until the slot is reused"
+    );
+}
+
+#[test]
+fn a_task_that_wakes_itself_and_finishes_in_one_poll_frees_its_slot_once() {
+    static QUEUE: ReadyQueue<2> = ReadyQueue::new();
+    let mut first = pin!(Some(std::future::poll_fn(|cx| {
+        cx.waker().wake_by_ref();
+        Poll::Ready(())
+    })));
+    let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(&QUEUE).unwrap();
+    executor.spawn(first.as_mut()).unwrap();
+    let report = executor.tick(8);
+    assert_eq!((report.completed, report.work_remaining), (1, true));
+    // Its own wake is still queued; the slot is freed when that entry is
+    // taken, not before and not twice.
+    assert!(!executor.tick(8).work_remaining);
+    let mut tasks = [pin!(Some(yield_now())), pin!(Some(yield_now()))];
+    let mut third = pin!(Some(yield_now()));
+    for task in &mut tasks {
+        executor.spawn(task.as_mut()).unwrap();
+    }
+    assert!(
+        matches!(executor.spawn(third.as_mut()), Err(SpawnError::Full(_))),
+        "two slots, two tasks: the freed slot was listed once"
+    );
+    while executor.tick(8).work_remaining {}
+    assert_eq!(executor.live_tasks(), 0);
+}

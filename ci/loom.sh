@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# Model-checks the parallel dispatch and trace protocols with loom.
+# Model-checks the async executor's wake protocol (dinah-core) and the
+# parallel dispatch and trace protocols (dinah-std) with loom.
 # shellcheck source=ci/common.sh
 source "$(dirname "$0")/common.sh"
 
-step "clippy on the loom build (dinah-std with --cfg loom)"
+step "clippy on the loom build (dinah-core and dinah-std with --cfg loom)"
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
-    cargo clippy --release -p dinah-std --tests -- -D warnings
+    cargo clippy --release -p dinah-core -p dinah-std --tests -- -D warnings
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-step "loom models (dinah-std)"
+step "loom models (dinah-core: executor; dinah-std: dispatch, trace)"
 # A separate target dir keeps the --cfg loom build from evicting the normal one.
-RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}" \
-    CARGO_TARGET_DIR=target/loom \
-    cargo test --release -p dinah-std --test loom_dispatch --test loom_trace 2>&1 | tee "$log"
+export RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}" CARGO_TARGET_DIR=target/loom
+cargo test --release -p dinah-core --test loom_executor 2>&1 | tee "$log"
+cargo test --release -p dinah-std --test loom_dispatch --test loom_trace 2>&1 | tee -a "$log"
 record_test_counts "$log" loom

@@ -277,6 +277,16 @@ impl<const N: usize> ReadyQueue<N> {
         Self::with_cells(core::array::from_fn(|index| Cell::new(index as u16)), None)
     }
 
+    /// An empty queue with a pender (see the non-loom build).
+    #[cfg(loom)]
+    #[must_use]
+    pub fn with_pender(pender: fn()) -> Self {
+        Self::with_cells(
+            core::array::from_fn(|index| Cell::new(index as u16)),
+            Some(pender),
+        )
+    }
+
     #[cfg(not(loom))]
     const fn with_cells(cells: [Cell; N], pender: Option<fn()>) -> Self {
         Self {
@@ -435,15 +445,23 @@ impl<const N: usize> ReadyQueue<N> {
                 self.stale.fetch_add(1, Ordering::Relaxed);
                 return;
             }
-            if word.has(QUEUED) {
-                return;
-            }
+            // Already queued: the wake coalesces, but still as a
+            // read-modify-write (writing the word back unchanged), so that it
+            // releases what the waker did before waking to the executor's
+            // `take_queued`. A plain load would not, and the poll could miss
+            // it: a lost wakeup.
+            let next = if word.has(QUEUED) {
+                current
+            } else {
+                current | flags
+            };
             match cell.state.compare_exchange_weak(
                 current,
-                current | flags,
+                next,
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
+                Ok(_) if word.has(QUEUED) => return,
                 Ok(_) => break,
                 Err(actual) => current = actual,
             }

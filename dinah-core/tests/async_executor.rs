@@ -1,6 +1,9 @@
 //! The async executor's contract: the seed's deterministic facts, wake
 //! order, budgets, lifecycle, cancellation, stale wakes and panics. Each test
 //! has its own `static` queue, since a queue serves one executor, once.
+//! (Not built for loom, whose atomics cannot live in a `static`:
+//! `tests/loom_executor.rs` models the same protocol.)
+#![cfg(not(loom))]
 
 use std::cell::RefCell;
 use std::future::Future;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the QEMU firmware and the on-target tests on thumbv7m (lm3s6965evb)
-# and thumbv6m (microbit), decodes their defmt logs and compares them line by
+# Runs the QEMU firmware (the queue-and-scheduler example and the async
+# executor example) and the on-target tests on thumbv7m (lm3s6965evb) and
+# thumbv6m (microbit), decodes their defmt logs and compares them line by
 # line with ci/expected/. Any difference, non-zero exit or hang fails.
 #
 #   ./ci/firmware.sh           check against ci/expected/
@@ -84,6 +85,12 @@ for target in "${targets[@]}"; do
             run_and_compare "$elf" "qemu-$short"
         fi
     done
+
+    step "executor firmware on $target"
+    elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" \
+        --bin dinah-qemu-executor --message-format=json-render-diagnostics \
+        | built_executable dinah-qemu-executor)
+    run_and_compare "$elf" "qemu-executor-$short"
 
     step "on-target tests on $target"
     elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" test --no-run --release --target "$target" "${EMBEDDED_FLAGS[@]}" \

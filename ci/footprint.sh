@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Prints the example firmware's flash and static RAM per target, with 64-bit
-# and with 32-bit metrics counters, and the sizes of dinah-core's types as
-# the firmware reports them. Fails if the thumbv6m firmware exceeds its
-# budget of 8 KiB flash and 2 KiB static RAM.
+# Prints the example firmwares' flash and static RAM per target (the queue
+# example with 64-bit and with 32-bit metrics counters, and the async
+# executor example), the sizes of dinah-core's types as the firmware reports
+# them, and the executor's instructions per wake+poll under QEMU -icount.
+# Fails if a thumbv6m firmware exceeds its budget of 8 KiB flash and 2 KiB
+# static RAM.
 #
 # Each firmware's section sizes are also committed in ci/expected/*.size, so
 # growth shows up in review. Built with the toolchain named in that file,
@@ -46,6 +48,48 @@ check_size_file() {
     fi
 }
 
+# Builds firmware $1 for target $2 (cargo arguments after the fourth),
+# prints its table row, checks ci/expected/$4.size and the thumbv6m budget.
+measure_firmware() {
+    local bin="$1" target="$2" counters="$3" name="$4" elf
+    shift 4
+    (cd examples/qemu && "${EMBEDDED_CARGO[@]}" build --quiet --release --target "$target" \
+        "${EMBEDDED_FLAGS[@]}" --bin "$bin" "$@")
+    elf="$CARGO_TARGET_DIR/$target/release/$bin"
+    read -r vt text rodata data bss uninit < <(size -A "$elf" | awk '
+        $1 == ".vector_table" {vt = $2} $1 == ".text" {text = $2}
+        $1 == ".rodata" {rodata = $2} $1 == ".data" {data = $2}
+        $1 == ".bss" {bss = $2} $1 == ".uninit" {uninit = $2}
+        END {print vt + 0, text + 0, rodata + 0, data + 0, bss + 0, uninit + 0}')
+    flash=$((vt + text + rodata + data))
+    ram=$((data + bss + uninit))
+    [ "$counters" = - ] && counters="" || counters="${counters}-bit"
+    echo "| $bin | $target | ${counters:-n/a} | $vt | $text | $rodata | $data | $flash | $bss | $uninit | $ram |"
+    check_size_file "$name" \
+        "$(printf '.vector_table %s\n.text %s\n.rodata %s\n.data %s\n.bss %s\n.uninit %s\nflash %s\nstatic RAM %s' \
+            "$vt" "$text" "$rodata" "$data" "$bss" "$uninit" "$flash" "$ram")"
+    if [ "$target" = thumbv6m-none-eabi ] && { [ "$flash" -gt "$flash_budget" ] || [ "$ram" -gt "$ram_budget" ]; }; then
+        echo "OVER BUDGET: $bin on $target: flash $flash > $flash_budget or RAM $ram > $ram_budget" >&2
+        over=1
+    fi
+}
+
+# Runs the wake-cost firmware on thumbv7m under -icount and checks its
+# instructions per wake+poll (whole instructions) against
+# ci/expected/wake-cost-thumbv7m.size.
+wake_cost() {
+    local elf line cost
+    (cd examples/qemu && "${EMBEDDED_CARGO[@]}" build --quiet --release --target thumbv7m-none-eabi \
+        "${EMBEDDED_FLAGS[@]}" --bin dinah-qemu-wake-cost)
+    elf="$CARGO_TARGET_DIR/thumbv7m-none-eabi/release/dinah-qemu-wake-cost"
+    command -v defmt-print >/dev/null || cargo install defmt-print --version 1.2.0 --locked --quiet
+    command -v qemu-system-arm >/dev/null || apt_install qemu-system-arm
+    line=$(cd examples/qemu && QEMU_ICOUNT=1 ./run.sh "$elf" | grep 'instructions per wake+poll')
+    cost=$(echo "$line" | sed -n 's/.*: \([0-9]*\)\.[0-9]*$/\1/p')
+    echo "AsyncExecutor, thumbv7m (QEMU lm3s6965evb, -icount shift=0): $cost instructions per wake+poll of a trivial task (goal: at most 80)."
+    check_size_file wake-cost-thumbv7m "instructions per wake+poll $cost"
+}
+
 report() {
     echo "# dinah-core firmware footprint"
     echo
@@ -53,41 +97,26 @@ report() {
     echo "defmt logging on. defmt's format strings live in the non-loaded .defmt"
     echo "section and are not counted. Toolchain: $toolchain."
     echo
-    echo "| target | metrics counters | .vector_table | .text | .rodata | .data | flash total | .bss | .uninit | static RAM total |"
-    echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    echo "| firmware | target | metrics counters | .vector_table | .text | .rodata | .data | flash total | .bss | .uninit | static RAM total |"
+    echo "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     for target in "${targets[@]}"; do
-        for counters in 64 32; do
-            features=()
-            [ "$counters" = 32 ] && features=(--features metrics32)
-            (cd examples/qemu && "${EMBEDDED_CARGO[@]}" build --quiet --release --target "$target" \
-                "${EMBEDDED_FLAGS[@]}" --bin dinah-qemu "${features[@]}")
-            elf="$CARGO_TARGET_DIR/$target/release/dinah-qemu"
-            read -r vt text rodata data bss uninit < <(size -A "$elf" | awk '
-                $1 == ".vector_table" {vt = $2} $1 == ".text" {text = $2}
-                $1 == ".rodata" {rodata = $2} $1 == ".data" {data = $2}
-                $1 == ".bss" {bss = $2} $1 == ".uninit" {uninit = $2}
-                END {print vt + 0, text + 0, rodata + 0, data + 0, bss + 0, uninit + 0}')
-            flash=$((vt + text + rodata + data))
-            ram=$((data + bss + uninit))
-            echo "| $target | ${counters}-bit | $vt | $text | $rodata | $data | $flash | $bss | $uninit | $ram |"
-            check_size_file "qemu-${target%%-*}-${counters}bit" \
-                "$(printf '.vector_table %s\n.text %s\n.rodata %s\n.data %s\n.bss %s\n.uninit %s\nflash %s\nstatic RAM %s' \
-                    "$vt" "$text" "$rodata" "$data" "$bss" "$uninit" "$flash" "$ram")"
-            if [ "$target" = thumbv6m-none-eabi ] && { [ "$flash" -gt "$flash_budget" ] || [ "$ram" -gt "$ram_budget" ]; }; then
-                echo "OVER BUDGET: $target ${counters}-bit: flash $flash > $flash_budget or RAM $ram > $ram_budget" >&2
-                over=1
-            fi
-        done
+        measure_firmware dinah-qemu "$target" 64 "qemu-${target%%-*}-64bit"
+        measure_firmware dinah-qemu "$target" 32 "qemu-${target%%-*}-32bit" --features metrics32
+        measure_firmware dinah-qemu-executor "$target" - "qemu-executor-${target%%-*}"
     done
     echo
-    echo "Budget for thumbv6m: flash <= $flash_budget B, static RAM <= $ram_budget B."
+    echo "Budget for thumbv6m, each firmware: flash <= $flash_budget B, static RAM <= $ram_budget B."
+    echo
+    echo "## Executor cost"
+    echo
+    wake_cost
     echo
     echo "## Type sizes reported by the firmware (checked by ci/firmware.sh)"
     echo
     for target in "${targets[@]}"; do
         short=${target%%-*}
         echo "$target:"
-        grep -E 'size of' "ci/expected/qemu-$short.log" | sed 's/^INFO  /- /'
+        grep -hE 'size of' "ci/expected/qemu-$short.log" "ci/expected/qemu-executor-$short.log" | sed 's/^INFO  /- /'
     done
 }
 

@@ -237,7 +237,7 @@ impl<'a, const N: usize, O: TaskOutput> AsyncExecutor<'a, N, O> {
         }
         let index = usize::from(self.free - 1);
         self.free = self.queue.link(index);
-        self.tasks[index] = Some(task);
+        *self.task_slot(index) = Some(task);
         let generation = self.queue.reuse(index);
         self.queue.requeue(index);
         Ok(ReadyQueue::<N>::id_of(index, generation))
@@ -268,7 +268,7 @@ impl<'a, const N: usize, O: TaskOutput> AsyncExecutor<'a, N, O> {
         if word.life() != Life::Failed {
             return None;
         }
-        let error = self.failures[index].take()?;
+        let error = self.failure_slot(index).take()?;
         self.release_if_reusable(index, word);
         Some(TaskFailure::returned(error))
     }
@@ -286,10 +286,15 @@ impl<'a, const N: usize, O: TaskOutput> AsyncExecutor<'a, N, O> {
     /// Cancellations and the recycling of finished slots do not count
     /// against the budget.
     pub fn tick(&mut self, budget: usize) -> TickReport {
-        let mut report = TickReport::default();
         let queue = self.queue;
-        queue.take_woken(|index| self.push_ready(index));
-        while report.polled < budget {
+        // Counted in locals and assembled at the end: cheaper than updating
+        // a zeroed report in place on every poll.
+        let (mut polled, mut completed, mut failed, mut cancelled) = (0, 0, 0, 0);
+        let (mut outside, mut in_poll, mut self_woken) = (0, 0, 0);
+        if let Some((first, last)) = queue.take_woken() {
+            self.append_ready(first, last);
+        }
+        while polled < budget {
             let Some(index) = self.pop_ready() else {
                 break;
             };
@@ -298,49 +303,57 @@ impl<'a, const N: usize, O: TaskOutput> AsyncExecutor<'a, N, O> {
                 continue;
             }
             let word = queue.take_queued(index);
-            let life = word.life();
-            if !life.is_live() {
+            if !word.is_live() {
                 // A finished task's last waker is gone (or its poll
                 // unwound): free the slot, unless a failure waits.
                 self.release_if_reusable(index, Word(word.0 & !QUEUED));
                 continue;
             }
             if word.has(CANCEL) {
-                if let Some(mut task) = self.tasks[index].take() {
+                if let Some(mut task) = self.task_slot(index).take() {
                     task.as_mut().drop_future();
                 }
-                report.cancelled += 1;
+                cancelled += 1;
                 self.end(index, Life::Cancelled);
                 continue;
             }
-            if life == Life::Pending {
+            if word.life() == Life::Pending {
                 queue.set_life(index, Life::Running);
             } else if word.has(SELF_WOKEN) {
-                report.self_woken += 1;
+                self_woken += 1;
             } else if word.has(WOKEN_IN_POLL) {
-                report.woken_in_poll += 1;
+                in_poll += 1;
             } else {
-                report.woken_outside += 1;
+                outside += 1;
             }
-            report.polled += 1;
+            polled += 1;
             match self.poll_slot(index) {
                 Poll::Pending => {}
                 Poll::Ready(Ok(())) => {
-                    report.completed += 1;
+                    completed += 1;
                     self.end(index, Life::Completed);
                 }
                 Poll::Ready(Err(error)) => {
-                    report.failed += 1;
-                    self.failures[index] = Some(error);
+                    failed += 1;
+                    *self.failure_slot(index) = Some(error);
                     self.end(index, Life::Failed);
                 }
             }
         }
         let stale = queue.stale_wakes();
-        report.stale_wakes = stale.wrapping_sub(self.stale_seen);
+        let stale_wakes = stale.wrapping_sub(self.stale_seen);
         self.stale_seen = stale;
-        report.work_remaining = self.has_work();
-        report
+        TickReport {
+            polled,
+            completed,
+            failed,
+            cancelled,
+            woken_outside: outside,
+            woken_in_poll: in_poll,
+            self_woken,
+            stale_wakes,
+            work_remaining: self.has_work(),
+        }
     }
 
     /// Runs forever: ticks with `budget`, and whenever nothing is ready,
@@ -414,7 +427,7 @@ impl<'a, const N: usize, O: TaskOutput> AsyncExecutor<'a, N, O> {
     /// `Ready` output into a `Result`.
     fn poll_slot(&mut self, index: usize) -> Poll<Result<(), O::Error>> {
         let queue = self.queue;
-        let Some(mut task) = self.tasks[index].take() else {
+        let Some(mut task) = self.task_slot(index).take() else {
             return Poll::Pending;
         };
         // If the poll unwinds, the slot ends as Failed and is queued so
@@ -428,7 +441,7 @@ impl<'a, const N: usize, O: TaskOutput> AsyncExecutor<'a, N, O> {
         core::mem::forget(unwinding);
         match poll {
             Poll::Pending => {
-                self.tasks[index] = Some(task);
+                *self.task_slot(index) = Some(task);
                 Poll::Pending
             }
             Poll::Ready(output) => Poll::Ready(output.into_result()),
@@ -439,7 +452,7 @@ impl<'a, const N: usize, O: TaskOutput> AsyncExecutor<'a, N, O> {
     /// refers to it. Its final state stays readable by id until the slot is
     /// reused.
     fn end(&mut self, index: usize, life: Life) {
-        self.tasks[index] = None;
+        *self.task_slot(index) = None;
         let word = self.queue.finish(index, life);
         self.release_if_reusable(index, word);
     }
@@ -448,8 +461,26 @@ impl<'a, const N: usize, O: TaskOutput> AsyncExecutor<'a, N, O> {
     /// is not queued (a queued entry frees it when taken) and no failure
     /// waits to be taken.
     fn release_if_reusable(&mut self, index: usize, word: Word) {
-        if ReadyQueue::<N>::reusable(word) && self.failures[index].is_none() {
+        if ReadyQueue::<N>::reusable(word) && self.failure_slot(index).is_none() {
             self.release(index);
+        }
+    }
+
+    /// The task of slot `index` (always `< N`: it comes from the executor's
+    /// own lists). Checked without a formatted panic, so that a firmware
+    /// linking the executor does not pull in `core::fmt`.
+    fn task_slot(&mut self, index: usize) -> &mut Option<TaskRef<'a, O>> {
+        match self.tasks.get_mut(index) {
+            Some(slot) => slot,
+            None => slot_out_of_range(),
+        }
+    }
+
+    /// The kept failure of slot `index` (see [`task_slot`](Self::task_slot)).
+    fn failure_slot(&mut self, index: usize) -> &mut Option<O::Error> {
+        match self.failures.get_mut(index) {
+            Some(slot) => slot,
+            None => slot_out_of_range(),
         }
     }
 
@@ -459,15 +490,15 @@ impl<'a, const N: usize, O: TaskOutput> AsyncExecutor<'a, N, O> {
         self.free = index as u16 + 1;
     }
 
-    fn push_ready(&mut self, index: usize) {
-        self.queue.set_link(index, 0);
-        let entry = index as u16 + 1;
+    /// Appends a chain of entries (already linked, oldest first) behind
+    /// the ready list.
+    fn append_ready(&mut self, first: u16, last: u16) {
         if self.ready_tail == 0 {
-            self.ready_head = entry;
+            self.ready_head = first;
         } else {
-            self.queue.set_link(usize::from(self.ready_tail - 1), entry);
+            self.queue.set_link(usize::from(self.ready_tail - 1), first);
         }
-        self.ready_tail = entry;
+        self.ready_tail = last;
     }
 
     fn pop_ready(&mut self) -> Option<usize> {
@@ -481,6 +512,13 @@ impl<'a, const N: usize, O: TaskOutput> AsyncExecutor<'a, N, O> {
         }
         Some(index)
     }
+}
+
+/// An internal slot index was out of range: a broken invariant, reported
+/// with a fixed message.
+#[cold]
+fn slot_out_of_range() -> ! {
+    panic!("dinah: internal slot index out of range")
 }
 
 /// Ends a slot as `Failed` if its poll unwinds (dropped only then: the

@@ -134,6 +134,10 @@ impl Word {
     pub(crate) const fn has(self, flag: u32) -> bool {
         self.0 & flag != 0
     }
+    /// `Pending` or `Running`, without decoding the lifecycle.
+    pub(crate) const fn is_live(self) -> bool {
+        ((self.0 & LIFE_MASK) >> LIFE_SHIFT).wrapping_sub(1) < 2
+    }
 }
 
 /// One slot's shared wake state: 8 bytes.
@@ -325,12 +329,9 @@ impl<const N: usize> ReadyQueue<N> {
         self.stale.load(Ordering::Relaxed)
     }
 
+    /// Cell `index`; any index past the slots is the main future's cell.
     fn cell(&self, index: usize) -> &Cell {
-        if index == N {
-            &self.main
-        } else {
-            &self.cells[index]
-        }
+        self.cells.get(index).unwrap_or(&self.main)
     }
 
     /// The state word of slot `index` (`N` is the main future's cell).
@@ -376,7 +377,7 @@ impl<const N: usize> ReadyQueue<N> {
     /// [`CancelError::AlreadyFinished`] when the task is already over.
     pub fn cancel(&self, id: TaskId) -> Result<(), CancelError> {
         let (index, _) = self.slot_of(id).ok_or(CancelError::UnknownTask(id))?;
-        let cell = &self.cells[index];
+        let cell = self.cell(index);
         let mut current = cell.state.load(Ordering::Acquire);
         loop {
             let word = Word(current);
@@ -441,7 +442,7 @@ impl<const N: usize> ReadyQueue<N> {
         let mut current = cell.state.load(Ordering::Acquire);
         loop {
             let word = Word(current);
-            if !word.life().is_live() {
+            if !word.is_live() {
                 self.stale.fetch_add(1, Ordering::Relaxed);
                 return;
             }
@@ -469,11 +470,17 @@ impl<const N: usize> ReadyQueue<N> {
         self.push(index);
     }
 
-    /// Takes every entry off the wake stack, oldest wake first, and hands
-    /// each index to `each`. Consumer only (invariant 6).
-    pub(crate) fn take_woken(&self, mut each: impl FnMut(usize)) {
+    /// Takes every entry off the wake stack and returns them as a chain in
+    /// wake order, oldest first, linked through `next` (`index + 1`, ending
+    /// in 0): its first and last entries, or `None` when nothing was woken.
+    /// Consumer only (invariant 6).
+    pub(crate) fn take_woken(&self) -> Option<(u16, u16)> {
         let mut top = self.head.swap(0, Ordering::Acquire) as u16;
+        if top == 0 {
+            return None;
+        }
         // The stack is newest first: reverse it through the `next` links.
+        let last = top;
         let mut reversed = 0;
         while top != 0 {
             let cell = self.cell(usize::from(top) - 1);
@@ -482,11 +489,7 @@ impl<const N: usize> ReadyQueue<N> {
             reversed = top;
             top = below;
         }
-        while reversed != 0 {
-            let cell = self.cell(usize::from(reversed) - 1);
-            reversed = cell.next.load(Ordering::Relaxed);
-            each(usize::from(cell.index));
-        }
+        Some((reversed, last))
     }
 
     /// Whether a slot whose task is over can go back on the free list: no
@@ -553,7 +556,7 @@ impl<const N: usize> ReadyQueue<N> {
     /// with no cloned waker left and not queued (invariant 5). Returns the
     /// new generation.
     pub(crate) fn reuse(&self, index: usize) -> u32 {
-        let cell = &self.cells[index];
+        let cell = self.cell(index);
         let word = Word(cell.state.load(Ordering::Acquire));
         debug_assert!(!word.life().is_live() && word.refs() == 0 && !word.has(QUEUED));
         let generation = if word.generation() >= GEN_MAX {

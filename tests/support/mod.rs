@@ -86,7 +86,7 @@ pub(crate) fn quiet_panics_containing(markers: &'static [&'static str]) {
 /// a module holding one `#[test]` per name in the list, each calling the
 /// generic function of that name with the implementation.
 ///
-/// ```ignore
+/// ```text
 /// contract!([task_queue: Fixed, bounded_queue: Bounded], [starts_empty, fifo]);
 /// ```
 #[allow(unused_macros)]

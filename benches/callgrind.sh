@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Instructions per wake+poll under callgrind, for each contender of
+# benches/executor.rs: one task yields 1,000 and 101,000 times; the
+# difference in total instructions divided by 100,000 cancels start-up,
+# spawning and shutdown. Counts are deterministic, unlike times.
+#
+#   ./benches/callgrind.sh            dinah, embassy, local-pool
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v valgrind >/dev/null || { echo "callgrind: valgrind is not installed" >&2; exit 1; }
+bench=$(cargo bench --bench executor --no-run --message-format=json 2>/dev/null \
+    | python3 -c 'import json,sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "executor":
+        print(m["executable"])')
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+instructions() {
+    valgrind --tool=callgrind --callgrind-out-file="$out/cg" "$bench" --callgrind "$1" "$2" >/dev/null 2>&1
+    callgrind_annotate "$out/cg" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'
+}
+echo "bench binary: $bench"
+for contender in "${@:-dinah embassy local-pool}"; do
+    for c in $contender; do
+        short=$(instructions "$c" 1000)
+        long=$(instructions "$c" 101000)
+        echo "$c: $short instructions at 1,000 yields, $long at 101,000: $(( (long - short) / 100000 )) per wake+poll"
+    done
+done

@@ -1,0 +1,127 @@
+//! The benchmark harness shared by `benches/*.rs`: every contender of a
+//! case runs once per round, rounds interleave, and the report gives each
+//! contender's median and its ratio to every baseline measured in the same
+//! rounds. On a shared, noisy machine that pairing matters more than
+//! criterion's statistics, and ratios are what the targets are stated in.
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+/// One contender of a case: runs the work `reps` times and returns the time
+/// of one run (the total divided by `reps`).
+pub(crate) struct Contender<'a> {
+    name: String,
+    baseline: bool,
+    run: Box<dyn FnMut() -> Duration + 'a>,
+    samples: Vec<Duration>,
+}
+
+impl<'a> Contender<'a> {
+    pub(crate) fn new(
+        name: impl Into<String>,
+        baseline: bool,
+        run: impl FnMut() -> Duration + 'a,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            baseline,
+            run: Box::new(run),
+            samples: Vec::new(),
+        }
+    }
+
+    pub(crate) fn median(&self) -> Duration {
+        let mut sorted = self.samples.clone();
+        sorted.sort_unstable();
+        sorted[sorted.len() / 2]
+    }
+}
+
+/// Runs the case and returns each contender's name and median.
+pub(crate) fn run_case(
+    title: &str,
+    tasks: usize,
+    samples: usize,
+    contenders: &mut [Contender<'_>],
+) -> Vec<(String, Duration)> {
+    // One untimed warm-up round, then interleaved rounds.
+    for contender in contenders.iter_mut() {
+        (contender.run)();
+    }
+    for _ in 0..samples {
+        for contender in contenders.iter_mut() {
+            let sample = (contender.run)();
+            contender.samples.push(sample);
+        }
+    }
+
+    println!("\n## {title} ({tasks} tasks, median of {samples})");
+    let baselines: Vec<(String, Duration)> = contenders
+        .iter()
+        .filter(|c| c.baseline)
+        .map(|c| (c.name.clone(), c.median()))
+        .collect();
+    for contender in contenders.iter() {
+        let median = contender.median();
+        let nanos = median.as_secs_f64() * 1e9;
+        let per_task = nanos / tasks as f64;
+        let per_second = tasks as f64 / median.as_secs_f64();
+        let mut line = format!(
+            "{:<34} median {:>12} | {:>12.3} ns/task | {:>14.0} tasks/s",
+            contender.name,
+            format_duration(median),
+            per_task,
+            per_second
+        );
+        if !contender.baseline {
+            for (name, base) in &baselines {
+                let ratio = median.as_secs_f64() / base.as_secs_f64();
+                line.push_str(&format!(" | {ratio:.3}x {name}"));
+                if name.contains("sequential") {
+                    line.push_str(&format!(" = speedup {:.3}x", 1.0 / ratio));
+                }
+            }
+        }
+        println!("{line}");
+    }
+    let raw: Vec<String> = contenders
+        .iter()
+        .map(|c| {
+            let nanos: Vec<String> = c.samples.iter().map(|s| s.as_nanos().to_string()).collect();
+            format!("{}=[{}]", c.name, nanos.join(","))
+        })
+        .collect();
+    println!("raw ns: {}", raw.join(" "));
+    contenders
+        .iter()
+        .map(|c| (c.name.clone(), c.median()))
+        .collect()
+}
+
+pub(crate) fn format_duration(d: Duration) -> String {
+    let nanos = d.as_secs_f64() * 1e9;
+    if nanos < 1e3 {
+        format!("{nanos:.1} ns")
+    } else if nanos < 1e6 {
+        format!("{:.3} us", nanos / 1e3)
+    } else if nanos < 1e9 {
+        format!("{:.3} ms", nanos / 1e6)
+    } else {
+        format!("{:.3} s", nanos / 1e9)
+    }
+}
+
+/// The median of the contender whose name starts with `prefix`.
+pub(crate) fn median_of(results: &[(String, Duration)], prefix: &str) -> f64 {
+    results
+        .iter()
+        .find(|(name, _)| name.starts_with(prefix))
+        .map(|(_, median)| median.as_secs_f64())
+        .expect("contender present")
+}
+
+/// Prints one performance target: the measured ratio against its limit.
+pub(crate) fn target(description: &str, ratio: f64, holds: bool) {
+    let verdict = if holds { "met" } else { "MISSED" };
+    println!("{description}: {ratio:.3} -> {verdict}");
+}

@@ -210,7 +210,10 @@ fn local_pool_spawn_many() -> Duration {
     for _ in 0..SPAWNS {
         let count = std::rc::Rc::clone(&count);
         spawner
-            .spawn_local(async move { Tally(&count).await })
+            .spawn_local(async move {
+                let tally = Tally(&count);
+                tally.await;
+            })
             .unwrap();
     }
     pool.run();

@@ -7,3 +7,8 @@ mod support;
 fn transitions_match_the_tables() {
     support::for_random_bytes(2048, 40, support::models::check_state_machines);
 }
+
+#[test]
+fn the_async_executor_matches_its_model() {
+    support::for_random_bytes(2048, 120, support::models::check_executor);
+}

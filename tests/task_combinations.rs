@@ -4,7 +4,8 @@
 //! Whatever happens, every accepted task is accounted for exactly once: it
 //! ran (and its result is in its FIFO slot, or the run resumed its panic), or
 //! it is still queued in order; a task refused by a full queue is handed back
-//! intact.
+//! intact. On the async executor: it completed, failed with its error kept,
+//! or was cancelled, and its future was dropped exactly once.
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,7 +19,7 @@ mod support;
 const TASKS: usize = 5;
 const SUBJECT_PANIC: &str = "the subject task panicked";
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Outcome {
     Ok,
     Err,
@@ -227,4 +228,146 @@ fn run_parallel_two_workers() {
 #[test]
 fn run_parallel_more_workers_than_tasks() {
     every_case(Runner::Parallel(TASKS + 3));
+}
+
+// The core AsyncExecutor: 4 slots, so of 5 tasks the last is handed back.
+
+use std::future::poll_fn;
+use std::task::Poll;
+
+use dinah::{AsyncExecutor, SpawnError, TaskRef, TaskState};
+use support::models::{EXECUTOR_SLOTS, fresh_queue};
+
+/// Counts its own drop.
+struct Dropped<'a>(&'a AtomicUsize);
+
+impl Drop for Dropped<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn run_executor_case(outcome: Outcome, cancel: Cancel, position: Position) {
+    let label = format!("{outcome:?} / cancel {cancel:?} / {position:?} / AsyncExecutor");
+    let subject = position.index().min(EXECUTOR_SLOTS - 1);
+    let polls: Vec<AtomicUsize> = (0..=EXECUTOR_SLOTS).map(|_| AtomicUsize::new(0)).collect();
+    let drops: Vec<AtomicUsize> = (0..=EXECUTOR_SLOTS).map(|_| AtomicUsize::new(0)).collect();
+    {
+        let task = |index: usize| {
+            let (polls, guard) = (&polls[index], Dropped(&drops[index]));
+            let mut yielded = false;
+            Some(poll_fn(move |cx| {
+                let _owned = &guard;
+                polls.fetch_add(1, Ordering::SeqCst);
+                // Every task yields once, so there is a poll to cancel between.
+                if !yielded {
+                    yielded = true;
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                Poll::Ready(match outcome {
+                    _ if index != subject => Ok(()),
+                    Outcome::Ok => Ok(()),
+                    Outcome::Err => Err(index),
+                    Outcome::Panic => panic!("{}", SUBJECT_PANIC),
+                })
+            }))
+        };
+        let mut storage: Vec<_> = (0..=EXECUTOR_SLOTS).map(|i| Box::pin(task(i))).collect();
+        let mut executor: AsyncExecutor<'_, EXECUTOR_SLOTS, Result<(), usize>> =
+            AsyncExecutor::new(fresh_queue()).unwrap();
+        let mut ids = Vec::new();
+        let mut handed_back: Option<TaskRef<'_, Result<(), usize>>> = None;
+        for slot in &mut storage {
+            match executor.spawn(slot.as_mut()) {
+                Ok(id) => ids.push(id),
+                Err(SpawnError::Full(task)) => handed_back = Some(task),
+                Err(other) => panic!("{label}: {other}"),
+            }
+        }
+        let handed_back = handed_back.expect("the fifth task does not fit");
+        assert!(handed_back.has_future(), "{label}: handed back intact");
+        if cancel == Cancel::BeforeStart {
+            executor.cancel(ids[subject]).unwrap();
+        }
+        let mut panics = 0;
+        for round in 0.. {
+            assert!(round < 16, "{label}: the run must end");
+            match panic::catch_unwind(AssertUnwindSafe(|| executor.tick(usize::MAX))) {
+                Ok(report) if !report.work_remaining => break,
+                Ok(_) => {}
+                Err(payload) => {
+                    assert_eq!(support::panic_message(&*payload), Some(SUBJECT_PANIC));
+                    panics += 1;
+                }
+            }
+            if round == 0 && cancel == Cancel::WhileRunning {
+                executor.cancel(ids[subject]).unwrap();
+            }
+        }
+        let subject_state = executor.task_state(ids[subject]);
+        let failure = executor.take_failure(ids[subject]).map(|f| f.into_error());
+        match (cancel, outcome) {
+            (Cancel::BeforeStart, _) => {
+                assert_eq!(subject_state, Some(TaskState::Cancelled), "{label}");
+                assert_eq!(polls[subject].load(Ordering::SeqCst), 0, "{label}");
+            }
+            (Cancel::WhileRunning, _) => {
+                assert_eq!(subject_state, Some(TaskState::Cancelled), "{label}");
+                assert_eq!(polls[subject].load(Ordering::SeqCst), 1, "{label}");
+            }
+            (Cancel::Never, Outcome::Ok) => {
+                assert_eq!(subject_state, Some(TaskState::Completed), "{label}")
+            }
+            (Cancel::Never, Outcome::Err) => {
+                assert_eq!(subject_state, Some(TaskState::Failed), "{label}");
+                assert_eq!(failure, Some(subject), "{label}: the error is kept");
+            }
+            (Cancel::Never, Outcome::Panic) => {
+                assert_eq!(subject_state, Some(TaskState::Failed), "{label}");
+                assert_eq!(panics, 1, "{label}");
+            }
+        }
+        if !(cancel == Cancel::Never && outcome == Outcome::Err) {
+            assert_eq!(failure, None, "{label}");
+        }
+        for (index, id) in ids.iter().enumerate().filter(|&(i, _)| i != subject) {
+            assert_eq!(
+                executor.task_state(*id),
+                Some(TaskState::Completed),
+                "{label}: {index}"
+            );
+        }
+        // The handed-back task runs once a slot is free.
+        let late = executor
+            .spawn(handed_back)
+            .unwrap_or_else(|_| panic!("{label}: a slot is free"));
+        while executor.tick(usize::MAX).work_remaining {}
+        assert_eq!(
+            executor.task_state(late),
+            Some(TaskState::Completed),
+            "{label}"
+        );
+    }
+    // Every future was dropped exactly once: at completion or cancellation
+    // by the executor, or with its storage (a panicked task's).
+    for (index, count) in drops.iter().enumerate() {
+        assert_eq!(
+            count.load(Ordering::SeqCst),
+            1,
+            "{label}: task {index} dropped once"
+        );
+    }
+}
+
+#[test]
+fn async_executor() {
+    support::quiet_panics_containing(&[SUBJECT_PANIC]);
+    for outcome in [Outcome::Ok, Outcome::Err, Outcome::Panic] {
+        for cancel in [Cancel::Never, Cancel::BeforeStart, Cancel::WhileRunning] {
+            for position in [Position::First, Position::Middle, Position::Last] {
+                run_executor_case(outcome, cancel, position);
+            }
+        }
+    }
 }

@@ -248,3 +248,385 @@ pub(crate) fn check_state_machines(bytes: &[u8]) {
         }
     }
 }
+
+// The async executor against a model.
+
+use core::pin::Pin;
+use core::task::{Context, Poll, Waker};
+use std::cell::RefCell;
+use std::sync::Mutex;
+
+use dinah::{AsyncExecutor, CancelError, ReadyQueue, TaskRef};
+
+/// Slots of the executor under the model.
+pub(crate) const EXECUTOR_SLOTS: usize = 4;
+/// Tasks one run can spawn.
+const SCRIPTED_TASKS: usize = 12;
+
+/// Queues handed out to models, kept reachable so that neither Miri nor
+/// LeakSanitizer counts them as leaks (a queue must be `'static`).
+static QUEUES: Mutex<Vec<&'static ReadyQueue<EXECUTOR_SLOTS>>> = Mutex::new(Vec::new());
+
+/// A new `'static` queue of [`EXECUTOR_SLOTS`] slots, kept reachable.
+pub(crate) fn fresh_queue() -> &'static ReadyQueue<EXECUTOR_SLOTS> {
+    let queue: &'static ReadyQueue<EXECUTOR_SLOTS> = Box::leak(Box::new(ReadyQueue::new()));
+    QUEUES.lock().unwrap().push(queue);
+    queue
+}
+
+/// What a scripted task does when polled.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Step {
+    /// Parks a clone of its waker with the harness and returns `Pending`.
+    Park,
+    /// Wakes itself and returns `Pending`.
+    Yield,
+    Complete,
+    Fail,
+}
+
+impl Step {
+    fn from_byte(byte: u8) -> Self {
+        match byte % 4 {
+            0 => Self::Park,
+            1 => Self::Yield,
+            2 => Self::Complete,
+            _ => Self::Fail,
+        }
+    }
+}
+
+/// A task that follows a script, one step per poll (then completes).
+struct Scripted<'a> {
+    task: usize,
+    steps: Vec<Step>,
+    polls: usize,
+    parked: &'a RefCell<Vec<Option<Waker>>>,
+}
+
+impl Future for Scripted<'_> {
+    type Output = Result<(), usize>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), usize>> {
+        let step = self
+            .steps
+            .get(self.polls)
+            .copied()
+            .unwrap_or(Step::Complete);
+        self.polls += 1;
+        match step {
+            Step::Park => {
+                // Replacing the old waker drops it: its reference goes back.
+                let old = self.parked.borrow_mut()[self.task].replace(cx.waker().clone());
+                drop(old);
+                Poll::Pending
+            }
+            Step::Yield => {
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+            Step::Complete => Poll::Ready(Ok(())),
+            Step::Fail => Poll::Ready(Err(self.task)),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum ModelLife {
+    Pending,
+    Running,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+#[derive(Debug)]
+struct ModelTask {
+    slot: usize,
+    life: ModelLife,
+    queued: bool,
+    cancel: bool,
+    /// Cloned wakers alive (the one parked with the harness).
+    refs: usize,
+    failure: bool,
+    /// Its slot went back on the free list.
+    freed: bool,
+    /// A new task took its slot: its id names nothing now.
+    reused: bool,
+    steps: Vec<Step>,
+    polls: usize,
+}
+
+impl ModelTask {
+    fn live(&self) -> bool {
+        matches!(self.life, ModelLife::Pending | ModelLife::Running)
+    }
+}
+
+/// The executor as the model sees it.
+#[derive(Default)]
+struct Model {
+    tasks: Vec<ModelTask>,
+    /// Free slots, head first (the executor's free list is a stack).
+    free: Vec<usize>,
+    stack: Vec<usize>,
+    ready: std::collections::VecDeque<usize>,
+    stale: u32,
+}
+
+impl Model {
+    fn new() -> Self {
+        Self {
+            free: (0..EXECUTOR_SLOTS).rev().collect(),
+            ..Self::default()
+        }
+    }
+
+    /// Queues task `t` as a wake would (unless queued already).
+    fn enqueue(&mut self, t: usize) {
+        if !self.tasks[t].queued {
+            self.tasks[t].queued = true;
+            self.stack.push(t);
+        }
+    }
+
+    fn release_if_reusable(&mut self, t: usize) {
+        let task = &self.tasks[t];
+        if !task.live() && task.refs == 0 && !task.queued && !task.failure && !task.freed {
+            self.free.push(task.slot);
+            self.tasks[t].freed = true;
+        }
+    }
+
+    fn wake(&mut self, t: usize) {
+        if self.tasks[t].live() {
+            self.enqueue(t);
+        } else {
+            self.stale += 1;
+        }
+    }
+
+    /// The parked waker of `t` is dropped.
+    fn drop_waker(&mut self, t: usize) {
+        let task = &mut self.tasks[t];
+        task.refs -= 1;
+        if task.refs == 0 && !task.live() && !task.queued {
+            self.enqueue(t);
+        }
+    }
+
+    fn finish(&mut self, t: usize, life: ModelLife) {
+        self.tasks[t].life = life;
+        self.tasks[t].cancel = false;
+        self.release_if_reusable(t);
+    }
+
+    /// One tick; returns (polled, completed, failed, cancelled, remaining).
+    fn tick(&mut self, budget: usize) -> (usize, usize, usize, usize, bool) {
+        let (mut polled, mut completed, mut failed, mut cancelled) = (0, 0, 0, 0);
+        self.ready.extend(self.stack.drain(..));
+        while polled < budget {
+            let Some(t) = self.ready.pop_front() else {
+                break;
+            };
+            self.tasks[t].queued = false;
+            if !self.tasks[t].live() {
+                self.release_if_reusable(t);
+                continue;
+            }
+            if self.tasks[t].cancel {
+                cancelled += 1;
+                self.finish(t, ModelLife::Cancelled);
+                continue;
+            }
+            polled += 1;
+            self.tasks[t].life = ModelLife::Running;
+            let step = self.tasks[t]
+                .steps
+                .get(self.tasks[t].polls)
+                .copied()
+                .unwrap_or(Step::Complete);
+            self.tasks[t].polls += 1;
+            match step {
+                Step::Park => {
+                    // The new clone replaces (and drops) the old one.
+                    if self.tasks[t].refs == 0 {
+                        self.tasks[t].refs = 1;
+                    }
+                }
+                Step::Yield => self.enqueue(t),
+                Step::Complete => {
+                    completed += 1;
+                    self.finish(t, ModelLife::Completed);
+                }
+                Step::Fail => {
+                    failed += 1;
+                    self.tasks[t].failure = true;
+                    self.finish(t, ModelLife::Failed);
+                }
+            }
+        }
+        let remaining = !self.ready.is_empty() || !self.stack.is_empty();
+        (polled, completed, failed, cancelled, remaining)
+    }
+}
+
+/// Each byte is one operation, by its low three bits: spawn a scripted task
+/// (its script from the next bytes), tick with a budget of 1 to 4, wake,
+/// drop the parked waker of, cancel, or take the failure of a task (the
+/// high bits choose which). The executor must do exactly what the model
+/// does: same reports, same states by id, same refusals.
+pub(crate) fn check_executor(bytes: &[u8]) {
+    let queue = fresh_queue();
+    let parked: RefCell<Vec<Option<Waker>>> = RefCell::new(vec![None; SCRIPTED_TASKS]);
+    let mut storage: Vec<Option<Scripted<'_>>> = Vec::with_capacity(SCRIPTED_TASKS);
+    let mut bytes = bytes.iter().copied();
+    // Scripts come first so the storage can be built before the executor
+    // borrows it: each task gets up to four steps.
+    let mut scripts = Vec::new();
+    for task in 0..SCRIPTED_TASKS {
+        let length = usize::from(bytes.next().unwrap_or(0) % 5);
+        let steps: Vec<Step> = (0..length)
+            .map(|_| Step::from_byte(bytes.next().unwrap_or(2)))
+            .collect();
+        scripts.push(steps.clone());
+        storage.push(Some(Scripted {
+            task,
+            steps,
+            polls: 0,
+            parked: &parked,
+        }));
+    }
+    let mut model = Model::new();
+    let mut ids: Vec<TaskId> = Vec::new();
+    let mut unspawned = storage.iter_mut();
+    let mut held = None;
+    let mut executor: AsyncExecutor<'_, EXECUTOR_SLOTS, Result<(), usize>> =
+        AsyncExecutor::new(queue).unwrap();
+    for byte in bytes {
+        let which = usize::from(byte >> 3);
+        match byte & 7 {
+            0 => {
+                // A task refused earlier is offered again first, so tasks
+                // are spawned in storage order and `t` indexes both.
+                let task: TaskRef<'_, Result<(), usize>> = match held.take() {
+                    Some(task) => task,
+                    None => match unspawned.next() {
+                        Some(storage) => {
+                            let pinned: Pin<&mut Option<Scripted<'_>>> = Pin::new(storage);
+                            pinned
+                        }
+                        None => continue,
+                    },
+                };
+                match executor.spawn(task) {
+                    Ok(id) => {
+                        let slot = model.free.pop().expect("the model has a free slot too");
+                        let t = ids.len();
+                        for old in &mut model.tasks {
+                            if old.slot == slot {
+                                old.reused = true;
+                            }
+                        }
+                        model.tasks.push(ModelTask {
+                            slot,
+                            life: ModelLife::Pending,
+                            queued: false,
+                            cancel: false,
+                            refs: 0,
+                            failure: false,
+                            freed: false,
+                            reused: false,
+                            steps: scripts[t].clone(),
+                            polls: 0,
+                        });
+                        model.enqueue(t);
+                        ids.push(id);
+                    }
+                    Err(refused) => {
+                        assert!(model.free.is_empty(), "refused with a free slot");
+                        let task = refused.into_inner();
+                        assert!(task.has_future());
+                        held = Some(task);
+                    }
+                }
+            }
+            1 | 2 => {
+                let budget = 1 + which % 4;
+                let report = executor.tick(budget);
+                let (polled, completed, failed, cancelled, remaining) = model.tick(budget);
+                assert_eq!(
+                    (
+                        report.polled,
+                        report.completed,
+                        report.failed,
+                        report.cancelled,
+                        report.work_remaining
+                    ),
+                    (polled, completed, failed, cancelled, remaining),
+                    "tick({budget})"
+                );
+            }
+            3 if !ids.is_empty() => {
+                let t = which % ids.len();
+                let waker = parked.borrow()[t].clone();
+                if let Some(waker) = waker {
+                    // The clone was taken and dropped here: balance it.
+                    model.tasks[t].refs += 1;
+                    waker.wake_by_ref();
+                    model.wake(t);
+                    drop(waker);
+                    model.drop_waker(t);
+                }
+            }
+            4 if !ids.is_empty() => {
+                let t = which % ids.len();
+                let waker = parked.borrow_mut()[t].take();
+                if let Some(waker) = waker {
+                    drop(waker);
+                    model.drop_waker(t);
+                }
+            }
+            5 if !ids.is_empty() => {
+                let t = which % ids.len();
+                let result = executor.cancel(ids[t]);
+                let task = &mut model.tasks[t];
+                if task.reused {
+                    assert_eq!(result, Err(CancelError::UnknownTask(ids[t])));
+                } else if task.live() {
+                    assert_eq!(result, Ok(()));
+                    task.cancel = true;
+                    model.enqueue(t);
+                } else {
+                    assert_eq!(result, Err(CancelError::AlreadyFinished(ids[t])));
+                }
+            }
+            6 if !ids.is_empty() => {
+                let t = which % ids.len();
+                let taken = executor.take_failure(ids[t]);
+                let task = &model.tasks[t];
+                let expected = !task.reused && task.life == ModelLife::Failed && task.failure;
+                assert_eq!(taken.map(|f| f.into_error()), expected.then_some(t));
+                if expected {
+                    model.tasks[t].failure = false;
+                    model.release_if_reusable(t);
+                }
+            }
+            _ => {}
+        }
+        for (t, task) in model.tasks.iter().enumerate() {
+            let expected = if task.reused {
+                None
+            } else {
+                Some(match task.life {
+                    ModelLife::Pending => dinah::TaskState::Pending,
+                    ModelLife::Running => dinah::TaskState::Running,
+                    ModelLife::Completed => dinah::TaskState::Completed,
+                    ModelLife::Failed => dinah::TaskState::Failed,
+                    ModelLife::Cancelled => dinah::TaskState::Cancelled,
+                })
+            };
+            assert_eq!(executor.task_state(ids[t]), expected, "task {t}");
+        }
+    }
+}

@@ -49,7 +49,10 @@ use core::future::Future;
 use core::pin::{Pin, pin};
 use core::task::{Context, Poll};
 
-use crate::waker::{CANCEL, Life, QUEUED, ReadyQueue, SELF_WOKEN, WOKEN_IN_POLL, Word};
+use crate::waker::{
+    CANCEL, CountPerTask, Counting, Life, NoCounters, QUEUED, ReadyQueue, SELF_WOKEN, TaskCounters,
+    WOKEN_IN_POLL, Word,
+};
 use crate::{CancelError, Task, TaskFailure, TaskId, TaskOutput, TaskState};
 
 /// A borrowed, pinned task as the executor stores it.
@@ -137,7 +140,10 @@ pub struct TickReport {
 /// loop, or a host's test or benchmark driver.
 ///
 /// `O` is what every task returns: `()` (the default) or `Result<(), E>`,
-/// whose errors are kept per task as [`TaskFailure`]s.
+/// whose errors are kept per task as [`TaskFailure`]s. `C` chooses whether
+/// per-task [`TaskCounters`] are kept: [`NoCounters`] (the default, which
+/// costs nothing) or [`CountPerTask`](crate::CountPerTask), read with
+/// [`task_counters`](Self::task_counters).
 ///
 /// # Guarantees
 ///
@@ -173,10 +179,11 @@ pub struct TickReport {
 /// Unfinished tasks are not polled again; their futures stay in their
 /// owners' storage and are dropped with it. Wakes for them are ignored. The
 /// [`ReadyQueue`] cannot serve another executor.
-pub struct AsyncExecutor<'a, const N: usize, O: TaskOutput = ()> {
-    queue: &'static ReadyQueue<N>,
+pub struct AsyncExecutor<'a, const N: usize, O: TaskOutput = (), C: Counting = NoCounters> {
+    queue: &'static ReadyQueue<N, C>,
     tasks: [Option<TaskRef<'a, O>>; N],
     failures: [Option<O::Error>; N],
+    counters: [C::Local; N],
     /// Vacant slots, linked through the cells (index + 1, 0 for none).
     free: u16,
     /// Taken off the wake stack and not yet polled, oldest first.
@@ -187,14 +194,14 @@ pub struct AsyncExecutor<'a, const N: usize, O: TaskOutput = ()> {
     stale_seen: u32,
 }
 
-impl<'a, const N: usize, O: TaskOutput> AsyncExecutor<'a, N, O> {
+impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> {
     /// An executor with every slot free, serving `queue` from now on.
     ///
     /// # Errors
     ///
     /// [`QueueClaimed`] when `queue` already served an executor: one queue
     /// has one consumer, for the life of the program.
-    pub fn new(queue: &'static ReadyQueue<N>) -> Result<Self, QueueClaimed> {
+    pub fn new(queue: &'static ReadyQueue<N, C>) -> Result<Self, QueueClaimed> {
         if !queue.claim() {
             return Err(QueueClaimed);
         }
@@ -202,6 +209,7 @@ impl<'a, const N: usize, O: TaskOutput> AsyncExecutor<'a, N, O> {
             queue,
             tasks: [const { None }; N],
             failures: [const { None }; N],
+            counters: [const { C::LOCAL }; N],
             free: 0,
             ready_head: 0,
             ready_tail: 0,
@@ -217,7 +225,7 @@ impl<'a, const N: usize, O: TaskOutput> AsyncExecutor<'a, N, O> {
     /// The queue this executor consumes; wakers and [`ReadyQueue::cancel`]
     /// reach the executor through it.
     #[must_use]
-    pub fn queue(&self) -> &'static ReadyQueue<N> {
+    pub fn queue(&self) -> &'static ReadyQueue<N, C> {
         self.queue
     }
 
@@ -239,8 +247,11 @@ impl<'a, const N: usize, O: TaskOutput> AsyncExecutor<'a, N, O> {
         self.free = self.queue.link(index);
         *self.task_slot(index) = Some(task);
         let generation = self.queue.reuse(index);
+        if let Some(local) = self.counters.get_mut(index) {
+            self.queue.reset_counters(index, local);
+        }
         self.queue.requeue(index);
-        Ok(ReadyQueue::<N>::id_of(index, generation))
+        Ok(ReadyQueue::<N, C>::id_of(index, generation))
     }
 
     /// The state of task `id`, or `None` when `id` names no task here (never
@@ -317,7 +328,8 @@ impl<'a, const N: usize, O: TaskOutput> AsyncExecutor<'a, N, O> {
                 self.end(index, Life::Cancelled);
                 continue;
             }
-            if word.life() == Life::Pending {
+            let first = word.life() == Life::Pending;
+            if first {
                 queue.set_life(index, Life::Running);
             } else if word.has(SELF_WOKEN) {
                 self_woken += 1;
@@ -325,6 +337,9 @@ impl<'a, const N: usize, O: TaskOutput> AsyncExecutor<'a, N, O> {
                 in_poll += 1;
             } else {
                 outside += 1;
+            }
+            if let Some(local) = self.counters.get_mut(index) {
+                C::polled(local, !first, word.has(SELF_WOKEN));
             }
             polled += 1;
             match self.poll_slot(index) {
@@ -461,7 +476,7 @@ impl<'a, const N: usize, O: TaskOutput> AsyncExecutor<'a, N, O> {
     /// is not queued (a queued entry frees it when taken) and no failure
     /// waits to be taken.
     fn release_if_reusable(&mut self, index: usize, word: Word) {
-        if ReadyQueue::<N>::reusable(word) && self.failure_slot(index).is_none() {
+        if ReadyQueue::<N, C>::reusable(word) && self.failure_slot(index).is_none() {
             self.release(index);
         }
     }
@@ -523,12 +538,12 @@ fn slot_out_of_range() -> ! {
 
 /// Ends a slot as `Failed` if its poll unwinds (dropped only then: the
 /// normal path forgets it).
-struct UnwindGuard<const N: usize> {
-    queue: &'static ReadyQueue<N>,
+struct UnwindGuard<const N: usize, C: Counting> {
+    queue: &'static ReadyQueue<N, C>,
     index: usize,
 }
 
-impl<const N: usize> Drop for UnwindGuard<N> {
+impl<const N: usize, C: Counting> Drop for UnwindGuard<N, C> {
     fn drop(&mut self) {
         self.queue.set_polling(0);
         self.queue.finish(self.index, Life::Failed);
@@ -536,7 +551,19 @@ impl<const N: usize> Drop for UnwindGuard<N> {
     }
 }
 
-impl<const N: usize, O: TaskOutput> fmt::Debug for AsyncExecutor<'_, N, O> {
+impl<'a, const N: usize, O: TaskOutput> AsyncExecutor<'a, N, O, CountPerTask> {
+    /// The counters of task `id`, or `None` when `id` names no task here.
+    /// They stay readable after the task ends, until its slot is reused.
+    #[must_use]
+    pub fn task_counters(&self, id: TaskId) -> Option<TaskCounters> {
+        let (index, _) = self.queue.slot_of(id)?;
+        let mut counters = *self.counters.get(index)?;
+        counters.stale_wakes = self.queue.stale_of(index);
+        Some(counters)
+    }
+}
+
+impl<const N: usize, O: TaskOutput, C: Counting> fmt::Debug for AsyncExecutor<'_, N, O, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AsyncExecutor")
             .field("slots", &N)

@@ -264,7 +264,7 @@ impl Format for TickReport {
     }
 }
 
-impl<const N: usize> Format for ReadyQueue<N> {
+impl<const N: usize, C: crate::Counting> Format for ReadyQueue<N, C> {
     fn format(&self, f: Formatter<'_>) {
         write!(
             f,
@@ -275,7 +275,7 @@ impl<const N: usize> Format for ReadyQueue<N> {
     }
 }
 
-impl<const N: usize, O: TaskOutput> Format for AsyncExecutor<'_, N, O> {
+impl<const N: usize, O: TaskOutput, C: crate::Counting> Format for AsyncExecutor<'_, N, O, C> {
     fn format(&self, f: Formatter<'_>) {
         write!(
             f,
@@ -289,5 +289,27 @@ impl<const N: usize, O: TaskOutput> Format for AsyncExecutor<'_, N, O> {
 impl Format for YieldNow {
     fn format(&self, f: Formatter<'_>) {
         write!(f, "YieldNow");
+    }
+}
+
+impl Format for crate::TaskCounters {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "TaskCounters {{ polls: {=u32}, wakes: {=u32}, self_wakes: {=u32}, stale_wakes: {=u32} }}",
+            self.polls, self.wakes, self.self_wakes, self.stale_wakes
+        );
+    }
+}
+
+impl Format for crate::NoCounters {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "NoCounters");
+    }
+}
+
+impl Format for crate::CountPerTask {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "CountPerTask");
     }
 }

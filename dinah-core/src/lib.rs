@@ -19,7 +19,7 @@
 //! | [`executor`] | [`Executor`]: runs one closure now |
 //! | [`async_executor`] | [`AsyncExecutor`]: runs futures in `N` fixed slots, [`TickReport`], [`SpawnError`] |
 //! | [`task`] | the [`Task`] and [`TaskOutput`] traits, [`yield_now`], [`chunked`] |
-//! | [`waker`] | [`ReadyQueue`], the `'static` wake state, and the heap-free waker (the crate's only `unsafe`) |
+//! | [`waker`] | [`ReadyQueue`], the `'static` wake state, the heap-free waker (the crate's only `unsafe`), and the [`Counting`] modes with [`TaskCounters`] |
 //! | [`scheduler`] | [`Scheduler`] |
 //!
 //! # What the binary chooses
@@ -88,4 +88,4 @@ pub use scheduler::Scheduler;
 pub use state::{InvalidTaskTransition, TaskState};
 pub use task::{Task, TaskOutput, YieldNow, chunked, yield_now};
 pub use trace::{TraceEvent, TraceEventKind, TraceRecordError, TraceRing};
-pub use waker::{CancelError, ReadyQueue};
+pub use waker::{CancelError, CountPerTask, Counting, NoCounters, ReadyQueue, TaskCounters};

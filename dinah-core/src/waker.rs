@@ -140,22 +140,24 @@ impl Word {
     }
 }
 
-/// One slot's shared wake state: 8 bytes.
-struct Cell {
+/// One slot's shared wake state: 8 bytes, plus the counters' share.
+struct Cell<C: Counting> {
     state: AtomicU32,
     /// The next entry below this one on the wake stack (index + 1, 0 for
     /// none), or in the executor's own lists while the cell is off the stack.
     next: AtomicU16,
     index: u16,
+    counters: C::Shared,
 }
 
-impl Cell {
+impl<C: Counting> Cell<C> {
     #[cfg(not(loom))]
     const fn new(index: u16) -> Self {
         Self {
             state: AtomicU32::new(0),
             next: AtomicU16::new(0),
             index,
+            counters: C::SHARED,
         }
     }
 
@@ -165,6 +167,7 @@ impl Cell {
             state: AtomicU32::new(0),
             next: AtomicU16::new(0),
             index,
+            counters: C::SHARED,
         }
     }
 }
@@ -189,6 +192,109 @@ impl fmt::Display for CancelError {
 }
 
 impl core::error::Error for CancelError {}
+
+/// What one task's counters say, from [`AsyncExecutor::task_counters`](crate::AsyncExecutor::task_counters).
+///
+/// Kept per slot from the task's spawn until the slot is reused. Counts wrap
+/// at `u32::MAX`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct TaskCounters {
+    /// Times the task was polled.
+    pub polls: u32,
+    /// Polls caused by a wake (every poll but the first). Wakes that arrive
+    /// while the task is already queued coalesce into the same poll and are
+    /// not counted again.
+    pub wakes: u32,
+    /// Of those, wakes the task made during its own poll.
+    pub self_wakes: u32,
+    /// Wakes that arrived after the task was over.
+    pub stale_wakes: u32,
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Whether an executor keeps [`TaskCounters`] per task: [`NoCounters`] (the
+/// default: no RAM, no instructions) or [`CountPerTask`].
+///
+/// Sealed: the executor relies on exactly these two.
+pub trait Counting: sealed::Sealed + 'static {
+    #[doc(hidden)]
+    type Shared: Sync;
+    #[doc(hidden)]
+    const SHARED: Self::Shared;
+    #[doc(hidden)]
+    type Local;
+    #[doc(hidden)]
+    const LOCAL: Self::Local;
+    #[doc(hidden)]
+    fn stale(shared: &Self::Shared);
+    #[doc(hidden)]
+    fn reset(shared: &Self::Shared, local: &mut Self::Local);
+    #[doc(hidden)]
+    fn polled(local: &mut Self::Local, woken: bool, self_woken: bool);
+}
+
+/// Keep no per-task counters (the default).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct NoCounters;
+
+/// Keep [`TaskCounters`] per task: 16 bytes per slot in the executor and 4
+/// in the queue (the stale-wake count, which wakers update from any
+/// context).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct CountPerTask;
+
+impl sealed::Sealed for NoCounters {}
+impl sealed::Sealed for CountPerTask {}
+
+impl Counting for NoCounters {
+    type Shared = ();
+    const SHARED: () = ();
+    type Local = ();
+    const LOCAL: () = ();
+    #[inline(always)]
+    fn stale(_: &()) {}
+    #[inline(always)]
+    fn reset(_: &(), _: &mut ()) {}
+    #[inline(always)]
+    fn polled(_: &mut (), _: bool, _: bool) {}
+}
+
+/// The stale-wake count a waker bumps. Plain `portable-atomic` even under
+/// loom: a statistic, not part of the wake protocol.
+#[doc(hidden)]
+pub struct StaleCount(portable_atomic::AtomicU32);
+
+impl Counting for CountPerTask {
+    type Shared = StaleCount;
+    #[allow(clippy::declare_interior_mutable_const)]
+    const SHARED: StaleCount = StaleCount(portable_atomic::AtomicU32::new(0));
+    type Local = TaskCounters;
+    const LOCAL: TaskCounters = TaskCounters {
+        polls: 0,
+        wakes: 0,
+        self_wakes: 0,
+        stale_wakes: 0,
+    };
+    fn stale(shared: &StaleCount) {
+        shared.0.fetch_add(1, Ordering::Relaxed);
+    }
+    fn reset(shared: &StaleCount, local: &mut TaskCounters) {
+        shared.0.store(0, Ordering::Relaxed);
+        *local = Self::LOCAL;
+    }
+    fn polled(local: &mut TaskCounters, woken: bool, self_woken: bool) {
+        local.polls = local.polls.wrapping_add(1);
+        if woken {
+            local.wakes = local.wakes.wrapping_add(1);
+        }
+        if self_woken {
+            local.self_wakes = local.self_wakes.wrapping_add(1);
+        }
+    }
+}
 
 /// The wake state of an [`AsyncExecutor`](crate::AsyncExecutor) with `N`
 /// task slots: one atomic state word per slot and a lock-free stack of the
@@ -220,11 +326,11 @@ impl core::error::Error for CancelError {}
 /// that hook; wakes from interrupt handlers on the executor's own core need
 /// none (see [`AsyncExecutor::run`](crate::AsyncExecutor::run)).
 #[repr(C)]
-pub struct ReadyQueue<const N: usize> {
+pub struct ReadyQueue<const N: usize, C: Counting = NoCounters> {
     // Invariant 2: `cells` first and `main` right after, so index `i <= N`
     // is `i` cells from the start.
-    cells: [Cell; N],
-    main: Cell,
+    cells: [Cell<C>; N],
+    main: Cell<C>,
     head: AtomicU32,
     polling: AtomicU32,
     stale: AtomicU32,
@@ -232,7 +338,7 @@ pub struct ReadyQueue<const N: usize> {
     pender: Option<fn()>,
 }
 
-impl<const N: usize> ReadyQueue<N> {
+impl<const N: usize, C: Counting> ReadyQueue<N, C> {
     const VTABLE: RawWakerVTable = RawWakerVTable::new(
         Self::clone_waker,
         Self::wake_by_value,
@@ -265,10 +371,10 @@ impl<const N: usize> ReadyQueue<N> {
                 "a ReadyQueue needs between 1 and 65,534 slots"
             )
         };
-        let mut cells = [const { Cell::new(0) }; N];
+        let mut cells = [const { Cell::<C>::new(0) }; N];
         let mut index = 0;
         while index < N {
-            cells[index] = Cell::new(index as u16);
+            cells[index].index = index as u16;
             index += 1;
         }
         Self::with_cells(cells, pender)
@@ -292,7 +398,7 @@ impl<const N: usize> ReadyQueue<N> {
     }
 
     #[cfg(not(loom))]
-    const fn with_cells(cells: [Cell; N], pender: Option<fn()>) -> Self {
+    const fn with_cells(cells: [Cell<C>; N], pender: Option<fn()>) -> Self {
         Self {
             cells,
             main: Cell::new(N as u16),
@@ -305,7 +411,7 @@ impl<const N: usize> ReadyQueue<N> {
     }
 
     #[cfg(loom)]
-    fn with_cells(cells: [Cell; N], pender: Option<fn()>) -> Self {
+    fn with_cells(cells: [Cell<C>; N], pender: Option<fn()>) -> Self {
         Self {
             cells,
             main: Cell::new(N as u16),
@@ -330,7 +436,7 @@ impl<const N: usize> ReadyQueue<N> {
     }
 
     /// Cell `index`; any index past the slots is the main future's cell.
-    fn cell(&self, index: usize) -> &Cell {
+    fn cell(&self, index: usize) -> &Cell<C> {
         self.cells.get(index).unwrap_or(&self.main)
     }
 
@@ -444,6 +550,7 @@ impl<const N: usize> ReadyQueue<N> {
             let word = Word(current);
             if !word.is_live() {
                 self.stale.fetch_add(1, Ordering::Relaxed);
+                C::stale(&cell.counters);
                 return;
             }
             // Already queued: the wake coalesces, but still as a
@@ -490,6 +597,11 @@ impl<const N: usize> ReadyQueue<N> {
             top = below;
         }
         Some((reversed, last))
+    }
+
+    /// Resets slot `index`'s counters for a new task. Consumer only.
+    pub(crate) fn reset_counters(&self, index: usize, local: &mut C::Local) {
+        C::reset(&self.cell(index).counters, local);
     }
 
     /// Whether a slot whose task is over can go back on the free list: no
@@ -622,7 +734,7 @@ impl<const N: usize> ReadyQueue<N> {
     fn data_of(&'static self, index: usize) -> *const () {
         debug_assert!(index <= N);
         ptr::from_ref(self)
-            .cast::<Cell>()
+            .cast::<Cell<C>>()
             .wrapping_add(index)
             .cast::<()>()
     }
@@ -634,7 +746,7 @@ impl<const N: usize> ReadyQueue<N> {
     /// `data` came from [`data_of`](Self::data_of) on a `ReadyQueue<N>` of
     /// this same `N`.
     unsafe fn from_data(data: *const ()) -> (&'static Self, usize) {
-        let cell = data.cast::<Cell>();
+        let cell = data.cast::<Cell<C>>();
         // SAFETY: `cell` points at a live cell of a `'static` queue
         // (invariants 1 and 2), so reading its immutable `index` is fine.
         let index = usize::from(unsafe { (*cell).index });
@@ -702,13 +814,20 @@ impl<const N: usize> ReadyQueue<N> {
     }
 }
 
-impl<const N: usize> Default for ReadyQueue<N> {
+impl<const N: usize> ReadyQueue<N, CountPerTask> {
+    /// The stale wakes counted for slot `index` since its task was spawned.
+    pub(crate) fn stale_of(&self, index: usize) -> u32 {
+        self.cell(index).counters.0.load(Ordering::Relaxed)
+    }
+}
+
+impl<const N: usize, C: Counting> Default for ReadyQueue<N, C> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<const N: usize> fmt::Debug for ReadyQueue<N> {
+impl<const N: usize, C: Counting> fmt::Debug for ReadyQueue<N, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ReadyQueue")
             .field("slots", &N)

@@ -577,3 +577,83 @@ fn a_task_that_wakes_itself_and_finishes_in_one_poll_frees_its_slot_once() {
     while executor.tick(8).work_remaining {}
     assert_eq!(executor.live_tasks(), 0);
 }
+
+#[test]
+fn per_task_counters_count_polls_wakes_self_wakes_and_stale_wakes() {
+    use dinah_core::{CountPerTask, TaskCounters};
+    static QUEUE: ReadyQueue<1, CountPerTask> = ReadyQueue::new();
+    let (open, parked, polls) = (
+        AtomicBool::new(false),
+        Mutex::new(None),
+        AtomicUsize::new(0),
+    );
+    let mut task = pin!(Some(async {
+        yield_now().await;
+        yield_now().await;
+        Gate {
+            open: &open,
+            parked: &parked,
+            polls: &polls,
+        }
+        .await;
+    }));
+    let mut executor: AsyncExecutor<'_, 1, (), CountPerTask> = AsyncExecutor::new(&QUEUE).unwrap();
+    let id = executor.spawn(task.as_mut()).unwrap();
+    assert_eq!(executor.task_counters(id), Some(TaskCounters::default()));
+    for _ in 0..3 {
+        executor.tick(8);
+    }
+    open.store(true, Ordering::SeqCst);
+    let waker = parked.lock().unwrap().take().unwrap();
+    waker.wake_by_ref();
+    assert_eq!(executor.tick(8).completed, 1);
+    // Two more wakes after the end: stale, counted for this task.
+    waker.wake_by_ref();
+    waker.wake_by_ref();
+    assert_eq!(
+        executor.task_counters(id),
+        Some(TaskCounters {
+            polls: 4,
+            wakes: 3,
+            self_wakes: 2,
+            stale_wakes: 2,
+        })
+    );
+    drop(waker);
+    executor.tick(8);
+    // A new task in the slot starts from zero; the old id names nothing.
+    let mut next = pin!(Some(async {}));
+    let next_id = executor.spawn(next.as_mut()).unwrap();
+    assert_eq!(executor.task_counters(id), None);
+    assert_eq!(
+        executor.task_counters(next_id),
+        Some(TaskCounters::default())
+    );
+}
+
+#[test]
+fn without_counters_a_slot_costs_nothing_extra() {
+    use core::mem::size_of;
+    use dinah_core::{CountPerTask, TaskRef};
+    // The queue: 8 bytes a slot without counters, 12 with them (measured
+    // over two slots, so that the struct's tail padding cancels).
+    assert_eq!(
+        size_of::<ReadyQueue<5>>() - size_of::<ReadyQueue<3>>(),
+        2 * 8
+    );
+    assert_eq!(
+        size_of::<ReadyQueue<5, CountPerTask>>() - size_of::<ReadyQueue<3, CountPerTask>>(),
+        2 * 12
+    );
+    // The executor: exactly the borrowed task pointer a slot, plus 16 with counters.
+    let slot = size_of::<Option<TaskRef<'static, ()>>>();
+    assert_eq!(
+        size_of::<AsyncExecutor<'static, 4>>() - size_of::<AsyncExecutor<'static, 3>>(),
+        slot
+    );
+    assert_eq!(
+        size_of::<AsyncExecutor<'static, 4, (), CountPerTask>>()
+            - size_of::<AsyncExecutor<'static, 3, (), CountPerTask>>(),
+        slot + 16
+    );
+}

@@ -41,7 +41,7 @@ use futures_executor::LocalPool;
 use futures_util::task::LocalSpawnExt;
 
 mod harness;
-use harness::{Contender, median_of, run_case, target};
+use harness::{Contender, Options, median_of, run_case, target};
 
 const YIELD_TASKS: usize = 200;
 const YIELDS: usize = 1_000;
@@ -422,33 +422,13 @@ fn callgrind(contender: &str, times: usize) {
 }
 
 fn main() {
-    let mut samples = 11;
-    let mut filter = None;
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--samples" => {
-                samples = args
-                    .next()
-                    .and_then(|n| n.parse().ok())
-                    .filter(|&n| n > 0)
-                    .expect("--samples N, N > 0");
-            }
-            "--callgrind" => {
-                let contender = args.next().expect("--callgrind CONTENDER YIELDS");
-                let times = args
-                    .next()
-                    .and_then(|n| n.parse().ok())
-                    .expect("--callgrind CONTENDER YIELDS");
-                callgrind(&contender, times);
-                return;
-            }
-            "--bench" => {}
-            other if !other.starts_with('-') => filter = Some(other.to_owned()),
-            _ => {}
-        }
+    let options = Options::from_args();
+    if let Some((contender, times)) = &options.callgrind {
+        callgrind(contender, *times);
+        return;
     }
-    let wanted = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
+    let samples = options.samples;
+    let wanted = |name: &str| options.wants(name);
 
     println!("# dinah AsyncExecutor benchmarks");
     let mut targets = Vec::new();

@@ -125,3 +125,54 @@ pub(crate) fn target(description: &str, ratio: f64, holds: bool) {
     let verdict = if holds { "met" } else { "MISSED" };
     println!("{description}: {ratio:.3} -> {verdict}");
 }
+
+/// What a benchmark binary was asked to do.
+pub(crate) struct Options {
+    /// Timed samples per contender (`--samples N`, 11 by default).
+    pub(crate) samples: usize,
+    /// Run only cases whose name contains this (the first free argument).
+    pub(crate) filter: Option<String>,
+    /// `--callgrind CONTENDER TIMES`: run one untimed workload and exit.
+    pub(crate) callgrind: Option<(String, usize)>,
+}
+
+impl Options {
+    /// Reads the command line `cargo bench` passes on.
+    pub(crate) fn from_args() -> Self {
+        let mut options = Self {
+            samples: 11,
+            filter: None,
+            callgrind: None,
+        };
+        let mut args = std::env::args().skip(1);
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--samples" => {
+                    options.samples = args
+                        .next()
+                        .and_then(|n| n.parse().ok())
+                        .filter(|&n| n > 0)
+                        .expect("--samples takes a positive number");
+                }
+                "--callgrind" => {
+                    let contender = args.next().expect("--callgrind CONTENDER TIMES");
+                    let times = args
+                        .next()
+                        .and_then(|n| n.parse().ok())
+                        .expect("--callgrind CONTENDER TIMES");
+                    options.callgrind = Some((contender, times));
+                }
+                // `cargo bench` passes this to every harness.
+                "--bench" => {}
+                other if !other.starts_with('-') => options.filter = Some(other.to_owned()),
+                _ => {}
+            }
+        }
+        options
+    }
+
+    /// Whether the case called `name` is to run.
+    pub(crate) fn wants(&self, name: &str) -> bool {
+        self.filter.as_deref().is_none_or(|f| name.contains(f))
+    }
+}

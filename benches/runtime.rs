@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use dinah::{BoundedQueue, Executor, Scheduler, SchedulerExt};
 
 mod harness;
-use harness::{Contender, median_of, run_case, target};
+use harness::{Contender, Options, median_of, run_case, target};
 
 /// Iterations of integer mixing in one CPU-bound task.
 const CPU_ITERATIONS: u32 = 1_000_000;
@@ -288,25 +288,9 @@ fn bench_parallel(
 }
 
 fn main() {
-    let mut samples = 11;
-    let mut filter = None;
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--samples" => {
-                samples = args
-                    .next()
-                    .and_then(|n| n.parse().ok())
-                    .filter(|&n| n > 0)
-                    .expect("--samples takes a positive number");
-            }
-            // `cargo bench` passes this to every harness.
-            "--bench" => {}
-            other if !other.starts_with('-') => filter = Some(other.to_owned()),
-            _ => {}
-        }
-    }
-    let wanted = |name: &str| filter.as_deref().is_none_or(|f| name.contains(f));
+    let options = Options::from_args();
+    let samples = options.samples;
+    let wanted = |name: &str| options.wants(name);
 
     println!("# dinah runtime benchmarks");
     println!(

@@ -150,24 +150,29 @@ struct Cell<C: Counting> {
     counters: C::Shared,
 }
 
-impl<C: Counting> Cell<C> {
-    #[cfg(not(loom))]
-    const fn new(index: u16) -> Self {
-        Self {
-            state: AtomicU32::new(0),
-            next: AtomicU16::new(0),
-            index,
-            counters: C::SHARED,
-        }
-    }
+/// Defines a `const fn`, or a plain `fn` under loom, whose atomics cannot
+/// be built in a `const fn`.
+macro_rules! const_unless_loom {
+    ($(#[$attr:meta])* $vis:vis fn $($rest:tt)*) => {
+        #[cfg(not(loom))]
+        $(#[$attr])*
+        $vis const fn $($rest)*
 
-    #[cfg(loom)]
-    fn new(index: u16) -> Self {
-        Self {
-            state: AtomicU32::new(0),
-            next: AtomicU16::new(0),
-            index,
-            counters: C::SHARED,
+        #[cfg(loom)]
+        $(#[$attr])*
+        $vis fn $($rest)*
+    };
+}
+
+impl<C: Counting> Cell<C> {
+    const_unless_loom! {
+        fn new(index: u16) -> Self {
+            Self {
+                state: AtomicU32::new(0),
+                next: AtomicU16::new(0),
+                index,
+                counters: C::SHARED,
+            }
         }
     }
 }
@@ -384,42 +389,35 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
     #[cfg(loom)]
     #[must_use]
     pub fn new() -> Self {
-        Self::with_cells(core::array::from_fn(|index| Cell::new(index as u16)), None)
+        Self::loom_build(None)
     }
 
     /// An empty queue with a pender (see the non-loom build).
     #[cfg(loom)]
     #[must_use]
     pub fn with_pender(pender: fn()) -> Self {
-        Self::with_cells(
-            core::array::from_fn(|index| Cell::new(index as u16)),
-            Some(pender),
-        )
-    }
-
-    #[cfg(not(loom))]
-    const fn with_cells(cells: [Cell<C>; N], pender: Option<fn()>) -> Self {
-        Self {
-            cells,
-            main: Cell::new(N as u16),
-            head: AtomicU32::new(0),
-            polling: AtomicU32::new(0),
-            stale: AtomicU32::new(0),
-            claimed: AtomicBool::new(false),
-            pender,
-        }
+        Self::loom_build(Some(pender))
     }
 
     #[cfg(loom)]
-    fn with_cells(cells: [Cell<C>; N], pender: Option<fn()>) -> Self {
-        Self {
-            cells,
-            main: Cell::new(N as u16),
-            head: AtomicU32::new(0),
-            polling: AtomicU32::new(0),
-            stale: AtomicU32::new(0),
-            claimed: AtomicBool::new(false),
+    fn loom_build(pender: Option<fn()>) -> Self {
+        Self::with_cells(
+            core::array::from_fn(|index| Cell::new(index as u16)),
             pender,
+        )
+    }
+
+    const_unless_loom! {
+        fn with_cells(cells: [Cell<C>; N], pender: Option<fn()>) -> Self {
+            Self {
+                cells,
+                main: Cell::new(N as u16),
+                head: AtomicU32::new(0),
+                polling: AtomicU32::new(0),
+                stale: AtomicU32::new(0),
+                claimed: AtomicBool::new(false),
+                pender,
+            }
         }
     }
 

@@ -8,11 +8,14 @@
 use std::cell::RefCell;
 use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
-use std::pin::{Pin, pin};
+use std::pin::pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
-use std::task::{Context, Poll, Waker};
+use std::task::{Poll, Waker};
 use std::thread;
+
+mod support;
+use support::Probe;
 
 use dinah_core::{
     AsyncExecutor, CancelError, QueueClaimed, ReadyQueue, SpawnError, Task, TaskFailureKind,
@@ -20,26 +23,6 @@ use dinah_core::{
 };
 
 type Log = RefCell<Vec<&'static str>>;
-
-/// Pending until `open` is set; hands its waker to `parked` on every poll.
-struct Gate<'a> {
-    open: &'a AtomicBool,
-    parked: &'a Mutex<Option<Waker>>,
-    polls: &'a AtomicUsize,
-}
-
-impl Future for Gate<'_> {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        self.polls.fetch_add(1, Ordering::SeqCst);
-        if self.open.load(Ordering::SeqCst) {
-            return Poll::Ready(());
-        }
-        *self.parked.lock().unwrap() = Some(cx.waker().clone());
-        Poll::Pending
-    }
-}
 
 /// Counts how often it is dropped.
 struct DropCounter<'a>(&'a AtomicUsize);
@@ -50,13 +33,8 @@ impl Drop for DropCounter<'_> {
     }
 }
 
-fn wake(parked: &Mutex<Option<Waker>>) {
-    parked
-        .lock()
-        .unwrap()
-        .take()
-        .expect("a parked waker")
-        .wake();
+fn wake(probe: &Probe) {
+    probe.take_parked().wake();
 }
 
 #[test]
@@ -85,111 +63,40 @@ fn yield_once_is_polled_twice() {
 }
 
 #[test]
-fn chunked_work_on_two_tasks_interleaves() {
-    static QUEUE: ReadyQueue<2> = ReadyQueue::new();
-    let log = Log::default();
-    let mut a = pin!(Some(chunked(0..3, |_| log.borrow_mut().push("A"))));
-    let mut b = pin!(Some(chunked(0..3, |_| log.borrow_mut().push("B"))));
-    let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(&QUEUE).unwrap();
-    executor.spawn(a.as_mut()).unwrap();
-    executor.spawn(b.as_mut()).unwrap();
-    let mut ticks = 0;
-    while executor.tick(16).work_remaining {
-        ticks += 1;
-    }
-    assert_eq!(*log.borrow(), ["A", "B", "A", "B", "A", "B"]);
-    assert_eq!(ticks, 3);
-    assert_eq!(executor.live_tasks(), 0);
-}
-
-#[test]
 fn a_wake_enqueues_and_never_polls() {
     static QUEUE: ReadyQueue<1> = ReadyQueue::new();
-    let (open, parked, polls) = (
-        AtomicBool::new(false),
-        Mutex::new(None),
-        AtomicUsize::new(0),
-    );
-    let mut task = pin!(Some(Gate {
-        open: &open,
-        parked: &parked,
-        polls: &polls,
-    }));
+    let probe = Probe::default();
+    let mut task = pin!(Some(probe.gate()));
     let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
     executor.spawn(task.as_mut()).unwrap();
     executor.tick(16);
-    assert_eq!(polls.load(Ordering::SeqCst), 1);
+    assert_eq!(probe.polls(), 1);
 
-    open.store(true, Ordering::SeqCst);
-    wake(&parked);
-    assert_eq!(polls.load(Ordering::SeqCst), 1, "waking polled nothing");
+    probe.open();
+    wake(&probe);
+    assert_eq!(probe.polls(), 1, "waking polled nothing");
     let report = executor.tick(16);
     assert_eq!(
         (report.polled, report.woken_outside, report.completed),
         (1, 1, 1)
     );
-    assert_eq!(polls.load(Ordering::SeqCst), 2);
+    assert_eq!(probe.polls(), 2);
 }
 
 #[test]
 fn wakes_before_the_next_poll_coalesce() {
     static QUEUE: ReadyQueue<1> = ReadyQueue::new();
-    let (open, parked, polls) = (
-        AtomicBool::new(false),
-        Mutex::new(None),
-        AtomicUsize::new(0),
-    );
-    let mut task = pin!(Some(Gate {
-        open: &open,
-        parked: &parked,
-        polls: &polls,
-    }));
+    let probe = Probe::default();
+    let mut task = pin!(Some(probe.gate()));
     let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
     executor.spawn(task.as_mut()).unwrap();
     executor.tick(16);
-    let waker = parked.lock().unwrap().clone().unwrap();
+    let waker = probe.parked.lock().unwrap().clone().unwrap();
     for _ in 0..5 {
         waker.wake_by_ref();
     }
     assert_eq!(executor.tick(16).polled, 1, "five wakes, one poll");
     assert!(!executor.tick(16).work_remaining);
-}
-
-#[test]
-fn ready_tasks_run_in_the_order_they_were_woken() {
-    static QUEUE: ReadyQueue<3> = ReadyQueue::new();
-    let open = AtomicBool::new(false);
-    let parked: [Mutex<Option<Waker>>; 3] = Default::default();
-    let polls: [AtomicUsize; 3] = Default::default();
-    let order = Mutex::new(Vec::new());
-    let gate = |i: usize| {
-        let (open, parked, polls, order) = (&open, &parked[i], &polls[i], &order);
-        async move {
-            Gate {
-                open,
-                parked,
-                polls,
-            }
-            .await;
-            order.lock().unwrap().push(i);
-        }
-    };
-    let mut tasks = [
-        pin!(Some(gate(0))),
-        pin!(Some(gate(1))),
-        pin!(Some(gate(2))),
-    ];
-    let mut executor: AsyncExecutor<'_, 3> = AsyncExecutor::new(&QUEUE).unwrap();
-    for task in &mut tasks {
-        executor.spawn(task.as_mut()).unwrap();
-    }
-    executor.tick(16);
-    open.store(true, Ordering::SeqCst);
-    for i in [2, 0, 1] {
-        wake(&parked[i]);
-    }
-    assert_eq!(executor.tick(16).completed, 3);
-    assert_eq!(*order.lock().unwrap(), [2, 0, 1]);
 }
 
 #[test]
@@ -208,33 +115,6 @@ fn the_budget_leaves_the_rest_for_the_next_tick_in_order() {
     let second = executor.tick(2);
     assert_eq!((second.polled, second.work_remaining), (1, false));
     assert_eq!(*log.borrow(), ["a", "b", "c"]);
-}
-
-#[test]
-fn a_task_that_always_wakes_itself_cannot_starve_the_others() {
-    static QUEUE: ReadyQueue<2> = ReadyQueue::new();
-    let spins = AtomicUsize::new(0);
-    let finished = AtomicBool::new(false);
-    let mut spinner = pin!(Some(async {
-        loop {
-            spins.fetch_add(1, Ordering::SeqCst);
-            yield_now().await;
-        }
-    }));
-    let mut other = pin!(Some(async {
-        yield_now().await;
-        yield_now().await;
-        finished.store(true, Ordering::SeqCst);
-    }));
-    let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(&QUEUE).unwrap();
-    executor.spawn(spinner.as_mut()).unwrap();
-    executor.spawn(other.as_mut()).unwrap();
-    for tick in 1..=3 {
-        let report = executor.tick(usize::MAX);
-        assert_eq!(report.polled, 2, "tick {tick}: each task once");
-        assert_eq!(spins.load(Ordering::SeqCst), tick);
-    }
-    assert!(finished.load(Ordering::SeqCst));
 }
 
 #[test]
@@ -301,19 +181,10 @@ fn a_returned_error_is_kept_until_taken_and_holds_its_slot() {
 fn cancel_drops_the_future_once_at_the_next_scheduling_point() {
     static QUEUE: ReadyQueue<2> = ReadyQueue::new();
     let drops = AtomicUsize::new(0);
-    let (open, parked, polls) = (
-        AtomicBool::new(false),
-        Mutex::new(None),
-        AtomicUsize::new(0),
-    );
+    let probe = Probe::default();
     let mut task = pin!(Some(async {
         let _guard = DropCounter(&drops);
-        Gate {
-            open: &open,
-            parked: &parked,
-            polls: &polls,
-        }
-        .await;
+        probe.gate().await;
     }));
     let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(&QUEUE).unwrap();
     let id = executor.spawn(task.as_mut()).unwrap();
@@ -329,14 +200,10 @@ fn cancel_drops_the_future_once_at_the_next_scheduling_point() {
     assert_eq!((report.cancelled, report.polled), (1, 0));
     assert_eq!(drops.load(Ordering::SeqCst), 1);
     assert_eq!(executor.task_state(id), Some(TaskState::Cancelled));
-    assert_eq!(
-        polls.load(Ordering::SeqCst),
-        1,
-        "never polled after the request"
-    );
+    assert_eq!(probe.polls(), 1, "never polled after the request");
     // The parked waker outlives the task: it keeps the slot, and its wake is stale.
     assert_eq!(executor.cancel(id), Err(CancelError::AlreadyFinished(id)));
-    wake(&parked);
+    wake(&probe);
     assert_eq!(executor.tick(8).stale_wakes, 1);
     assert_eq!(
         executor.task_state(id),
@@ -402,7 +269,7 @@ fn a_queue_serves_one_executor() {
 #[test]
 fn a_stale_waker_keeps_its_slot_and_never_reaches_the_next_task() {
     static QUEUE: ReadyQueue<1> = ReadyQueue::new();
-    let (open, parked, polls) = (AtomicBool::new(true), Mutex::new(None), AtomicUsize::new(0));
+    let probe = Probe::opened();
     let kept: Mutex<Option<Waker>> = Mutex::new(None);
     let mut first = pin!(Some(async {
         std::future::poll_fn(|cx| {
@@ -411,11 +278,7 @@ fn a_stale_waker_keeps_its_slot_and_never_reaches_the_next_task() {
         })
         .await;
     }));
-    let mut second = pin!(Some(Gate {
-        open: &open,
-        parked: &parked,
-        polls: &polls,
-    }));
+    let mut second = pin!(Some(probe.gate()));
     let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
     executor.spawn(first.as_mut()).unwrap();
     assert_eq!(executor.tick(8).completed, 1);
@@ -428,7 +291,7 @@ fn a_stale_waker_keeps_its_slot_and_never_reaches_the_next_task() {
     executor.tick(8);
     executor.spawn(second).unwrap();
     assert_eq!(executor.tick(8).completed, 1);
-    assert_eq!(polls.load(Ordering::SeqCst), 1);
+    assert_eq!(probe.polls(), 1);
 }
 
 #[test]
@@ -455,25 +318,17 @@ fn a_waker_may_outlive_its_executor() {
 #[test]
 fn a_wake_from_another_thread_reaches_run_until() {
     static QUEUE: ReadyQueue<1> = ReadyQueue::new();
-    let (open, parked, polls) = (
-        AtomicBool::new(false),
-        Mutex::new(None),
-        AtomicUsize::new(0),
-    );
+    let probe = Probe::default();
     let parked_once = Barrier::new(2);
     let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
     thread::scope(|s| {
         s.spawn(|| {
             parked_once.wait();
-            open.store(true, Ordering::SeqCst);
-            wake(&parked);
+            probe.open();
+            wake(&probe);
         });
         let main = async {
-            let gate = Gate {
-                open: &open,
-                parked: &parked,
-                polls: &polls,
-            };
+            let gate = probe.gate();
             let mut gate = pin!(gate);
             // Park once, then let the other thread open the gate.
             std::future::poll_fn(|cx| gate.as_mut().poll(cx)).await;
@@ -497,7 +352,7 @@ fn a_wake_from_another_thread_reaches_run_until() {
         );
         assert_eq!(result, "opened");
     });
-    assert_eq!(polls.load(Ordering::SeqCst), 2);
+    assert_eq!(probe.polls(), 2);
 }
 
 #[test]
@@ -582,20 +437,11 @@ fn a_task_that_wakes_itself_and_finishes_in_one_poll_frees_its_slot_once() {
 fn per_task_counters_count_polls_wakes_self_wakes_and_stale_wakes() {
     use dinah_core::{CountPerTask, TaskCounters};
     static QUEUE: ReadyQueue<1, CountPerTask> = ReadyQueue::new();
-    let (open, parked, polls) = (
-        AtomicBool::new(false),
-        Mutex::new(None),
-        AtomicUsize::new(0),
-    );
+    let probe = Probe::default();
     let mut task = pin!(Some(async {
         yield_now().await;
         yield_now().await;
-        Gate {
-            open: &open,
-            parked: &parked,
-            polls: &polls,
-        }
-        .await;
+        probe.gate().await;
     }));
     let mut executor: AsyncExecutor<'_, 1, (), CountPerTask> = AsyncExecutor::new(&QUEUE).unwrap();
     let id = executor.spawn(task.as_mut()).unwrap();
@@ -603,8 +449,8 @@ fn per_task_counters_count_polls_wakes_self_wakes_and_stale_wakes() {
     for _ in 0..3 {
         executor.tick(8);
     }
-    open.store(true, Ordering::SeqCst);
-    let waker = parked.lock().unwrap().take().unwrap();
+    probe.open();
+    let waker = probe.parked.lock().unwrap().take().unwrap();
     waker.wake_by_ref();
     assert_eq!(executor.tick(8).completed, 1);
     // Two more wakes after the end: stale, counted for this task.

@@ -6,38 +6,20 @@
 //! Run with `RUSTFLAGS="--cfg loom" cargo test --release -p dinah-core --test loom_executor`.
 #![cfg(loom)]
 
-use std::future::Future;
-use std::pin::{Pin, pin};
-use std::task::{Context, Poll, Waker};
+use std::pin::pin;
+use std::task::Poll;
+
+mod support;
+use support::Probe;
 
 use dinah_core::{AsyncExecutor, CancelError, ReadyQueue, TaskState, yield_now};
 use loom::sync::Mutex;
-use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 
 /// A fresh queue per execution; wakers need it `'static`.
 fn queue<const N: usize>() -> &'static ReadyQueue<N> {
     Box::leak(Box::new(ReadyQueue::new()))
-}
-
-/// Pending until `open`; parks a clone of its waker on every pending poll.
-struct Gate<'a> {
-    open: &'a AtomicBool,
-    parked: &'a Mutex<Option<Waker>>,
-    polls: &'a AtomicUsize,
-}
-
-impl Future for Gate<'_> {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        self.polls.fetch_add(1, Ordering::Relaxed);
-        if self.open.load(Ordering::Acquire) {
-            return Poll::Ready(());
-        }
-        *self.parked.lock().unwrap() = Some(cx.waker().clone());
-        Poll::Pending
-    }
 }
 
 fn leak<T>(value: T) -> &'static T {
@@ -48,28 +30,23 @@ fn leak<T>(value: T) -> &'static T {
 fn a_wake_racing_the_poll_is_never_lost() {
     loom::model(|| {
         let queue = queue::<1>();
-        let open = leak(AtomicBool::new(false));
-        let (parked, polls) = (Mutex::new(None), AtomicUsize::new(0));
-        let mut task = pin!(Some(Gate {
-            open,
-            parked: &parked,
-            polls: &polls,
-        }));
+        let probe: &'static Probe = leak(Probe::default());
+        let mut task = pin!(Some(probe.gate()));
         let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(queue).unwrap();
         let id = executor.spawn(task.as_mut()).unwrap();
         executor.tick(4);
-        let waker = parked.lock().unwrap().take().unwrap();
+        let waker = probe.take_parked();
         // Queued again, so the next tick polls while the other thread wakes.
         waker.wake_by_ref();
         let other = thread::spawn(move || {
-            open.store(true, Ordering::Release);
+            probe.open();
             waker.wake();
         });
         executor.tick(4);
         other.join().unwrap();
         executor.tick(4);
         assert_eq!(executor.task_state(id), Some(TaskState::Completed));
-        assert!(polls.load(Ordering::Relaxed) <= 3);
+        assert!(probe.polls() <= 3);
     });
 }
 
@@ -77,18 +54,13 @@ fn a_wake_racing_the_poll_is_never_lost() {
 fn a_wake_after_completion_is_stale_and_frees_the_slot_once() {
     loom::model(|| {
         let queue = queue::<1>();
-        let open = leak(AtomicBool::new(false));
-        let (parked, polls) = (Mutex::new(None), AtomicUsize::new(0));
-        let mut task = pin!(Some(Gate {
-            open,
-            parked: &parked,
-            polls: &polls,
-        }));
+        let probe: &'static Probe = leak(Probe::default());
+        let mut task = pin!(Some(probe.gate()));
         let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(queue).unwrap();
         let id = executor.spawn(task.as_mut()).unwrap();
         executor.tick(4);
-        let waker = parked.lock().unwrap().take().unwrap();
-        open.store(true, Ordering::Release);
+        let waker = probe.take_parked();
+        probe.open();
         waker.wake_by_ref();
         // The task completes on this thread while the clone wakes and drops.
         let other = thread::spawn(move || waker.wake());
@@ -148,18 +120,13 @@ fn cancel_between_polls_drops_the_future_exactly_once() {
 fn a_stale_waker_never_reaches_the_next_task_in_its_slot() {
     loom::model(|| {
         let queue = queue::<1>();
-        let closed = leak(AtomicBool::new(false));
-        let (next_parked, next_polls) = (Mutex::new(None), AtomicUsize::new(0));
+        let closed: &'static Probe = leak(Probe::default());
         let kept = Mutex::new(None);
         let mut first = pin!(Some(std::future::poll_fn(|cx| {
             *kept.lock().unwrap() = Some(cx.waker().clone());
             Poll::Ready(())
         })));
-        let mut second = pin!(Some(Gate {
-            open: closed,
-            parked: &next_parked,
-            polls: &next_polls,
-        }));
+        let mut second = pin!(Some(closed.gate()));
         let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(queue).unwrap();
         executor.spawn(first.as_mut()).unwrap();
         executor.tick(4);
@@ -184,7 +151,7 @@ fn a_stale_waker_never_reaches_the_next_task_in_its_slot() {
         executor.tick(4);
         executor.tick(4);
         // Polled once, by its own spawn; never by the old task's waker.
-        assert_eq!(next_polls.load(Ordering::Relaxed), 1);
+        assert_eq!(closed.polls(), 1);
     });
 }
 
@@ -201,20 +168,15 @@ fn pend() {
 fn the_idle_check_never_sleeps_through_a_wake() {
     loom::model(|| {
         let queue: &'static ReadyQueue<1> = leak(ReadyQueue::with_pender(pend));
-        let open = leak(AtomicBool::new(false));
-        let (parked, polls) = (Mutex::new(None), AtomicUsize::new(0));
-        let mut task = pin!(Some(Gate {
-            open,
-            parked: &parked,
-            polls: &polls,
-        }));
+        let probe: &'static Probe = leak(Probe::default());
+        let mut task = pin!(Some(probe.gate()));
         let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(queue).unwrap();
         let id = executor.spawn(task.as_mut()).unwrap();
         executor.tick(4);
         PENDED.store(false, std::sync::atomic::Ordering::SeqCst);
-        let waker = parked.lock().unwrap().take().unwrap();
+        let waker = probe.take_parked();
         let other = thread::spawn(move || {
-            open.store(true, Ordering::Release);
+            probe.open();
             waker.wake();
         });
         // The run loop: tick; if nothing is ready and nothing was pended,

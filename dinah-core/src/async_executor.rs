@@ -142,7 +142,7 @@ pub struct TickReport {
 /// `O` is what every task returns: `()` (the default) or `Result<(), E>`,
 /// whose errors are kept per task as [`TaskFailure`]s. `C` chooses whether
 /// per-task [`TaskCounters`] are kept: [`NoCounters`] (the default, which
-/// costs nothing) or [`CountPerTask`](crate::CountPerTask), read with
+/// costs nothing) or [`CountPerTask`], read with
 /// [`task_counters`](Self::task_counters).
 ///
 /// # Guarantees

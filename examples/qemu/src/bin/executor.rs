@@ -139,6 +139,14 @@ fn main() -> ! {
         SLOTS,
         size_of::<AsyncExecutor<'static, SLOTS>>()
     );
+    // RAM one more slot costs, besides the future itself (the queue's cell
+    // plus the executor's slot), measured over four slots so padding cancels.
+    let per_slot = (size_of::<ReadyQueue<{ SLOTS + 4 }>>() - size_of::<ReadyQueue<SLOTS>>()
+        + size_of::<AsyncExecutor<'static, { SLOTS + 4 }>>()
+        - size_of::<AsyncExecutor<'static, SLOTS>>())
+        / 4;
+    info!("RAM per task slot: {=usize} bytes", per_slot);
+    check(per_slot <= 16, "at most 16 bytes of RAM per slot");
 
     let mut worker_a = pin!(Some(chunked(0..3u32, |unit| info!("A {=u32}", unit))));
     let mut worker_b = pin!(Some(async {

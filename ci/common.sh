@@ -15,6 +15,12 @@ step() {
     printf '\n==> %s\n' "$*"
 }
 
+# Cargo arguments for firmware builds: the checkout's path is remapped, so
+# the panic locations in a firmware (and so its size) do not depend on where
+# the repository was cloned. Merged with examples/qemu/.cargo/config.toml.
+# shellcheck disable=SC2034  # read by the scripts that source this file
+FIRMWARE_CARGO_CONFIG=(--config "target.'cfg(all(target_arch = \"arm\", target_os = \"none\"))'.rustflags = [\"--remap-path-prefix=$PWD=/dinah\"]")
+
 # Runs apt-get as root or through sudo, updating the package lists once.
 apt_install() {
     local sudo=""

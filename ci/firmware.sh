@@ -77,7 +77,7 @@ for target in "${targets[@]}"; do
         fi
 
         step "firmware example on $target ${features:+(features: $features)}"
-        elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" \
+        elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \
             --bin dinah-qemu ${features:+--features "$features"} --message-format=json-render-diagnostics \
             | built_executable dinah-qemu)
         # Both counter widths must log exactly the same lines.
@@ -87,13 +87,13 @@ for target in "${targets[@]}"; do
     done
 
     step "executor firmware on $target"
-    elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" \
+    elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \
         --bin dinah-qemu-executor --message-format=json-render-diagnostics \
         | built_executable dinah-qemu-executor)
     run_and_compare "$elf" "qemu-executor-$short"
 
     step "on-target tests on $target"
-    elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" test --no-run --release --target "$target" "${EMBEDDED_FLAGS[@]}" \
+    elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" test --no-run --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \
         --test on_target --message-format=json-render-diagnostics | built_executable on_target)
     run_and_compare "$elf" "on-target-$short"
 done

@@ -54,7 +54,7 @@ measure_firmware() {
     local bin="$1" target="$2" counters="$3" name="$4" elf
     shift 4
     (cd examples/qemu && "${EMBEDDED_CARGO[@]}" build --quiet --release --target "$target" \
-        "${EMBEDDED_FLAGS[@]}" --bin "$bin" "$@")
+        "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" --bin "$bin" "$@")
     elf="$CARGO_TARGET_DIR/$target/release/$bin"
     read -r vt text rodata data bss uninit < <(size -A "$elf" | awk '
         $1 == ".vector_table" {vt = $2} $1 == ".text" {text = $2}
@@ -80,7 +80,7 @@ measure_firmware() {
 wake_cost() {
     local elf line cost
     (cd examples/qemu && "${EMBEDDED_CARGO[@]}" build --quiet --release --target thumbv7m-none-eabi \
-        "${EMBEDDED_FLAGS[@]}" --bin dinah-qemu-wake-cost)
+        "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" --bin dinah-qemu-wake-cost)
     elf="$CARGO_TARGET_DIR/thumbv7m-none-eabi/release/dinah-qemu-wake-cost"
     command -v defmt-print >/dev/null || cargo install defmt-print --version 1.2.0 --locked --quiet
     command -v qemu-system-arm >/dev/null || apt_install qemu-system-arm

@@ -6,10 +6,11 @@
 # Fails if a thumbv6m firmware exceeds its budget of 8 KiB flash and 2 KiB
 # static RAM.
 #
-# Each firmware's section sizes are also committed in ci/expected/*.size, so
-# growth shows up in review. Built with the toolchain named in that file,
-# any difference fails; built with another toolchain, the difference is
-# printed as a notice only (codegen differs between compilers).
+# Each firmware's section sizes (and the executor's wake+poll cost) are also
+# committed in ci/expected/*.size, so growth shows up in review. Built with
+# the toolchain named in that file, a change beyond a few bytes of drift
+# fails (see check_size_file); built with another toolchain, the difference
+# is printed as a notice only (codegen differs between compilers).
 #
 #   ./ci/footprint.sh            print and check
 #   ./ci/footprint.sh --bless    rewrite ci/expected/*.size from this build
@@ -28,23 +29,52 @@ size_changes=0
 toolchain=$("${EMBEDDED_CARGO[@]}" rustc --version 2>/dev/null || rustc --version)
 
 # Compares (or with --bless, writes) ci/expected/$1.size, holding the
-# toolchain and the section sizes in $2.
+# toolchain and the figures in $2. The same toolchain builds a few bytes
+# differently in another checkout folder (Cargo's metadata hash of a path
+# dependency includes its path, which moves symbols and padding), so a figure
+# within 32 bytes or 1 % of the recorded one (2 for an instruction count) is
+# a notice; a larger change fails. Another toolchain only gets a notice.
 check_size_file() {
-    local name="$1" sizes="$2" file="ci/expected/$1.size" expected_toolchain current
+    local name="$1" sizes="$2" file="ci/expected/$1.size" expected_toolchain current verdict
     current=$(printf 'toolchain: %s\n%s\n' "$toolchain" "$sizes")
     if [ "${mode:-}" = "--bless" ] || ! [ -f "$file" ]; then
         echo "$current" >"$file"
         echo "wrote $file" >&2
         return
     fi
-    if ! diff -u "$file" <(echo "$current") >&2; then
-        expected_toolchain=$(sed -n 's/^toolchain: //p' "$file")
-        if [ "$expected_toolchain" = "$toolchain" ]; then
-            echo "SIZE CHANGED: $name (bless with ./ci/footprint.sh --bless after review)" >&2
-            size_changes=$((size_changes + 1))
-        else
-            echo "notice: $name sizes differ, but $file was measured with $expected_toolchain" >&2
-        fi
+    diff -u "$file" <(echo "$current") >&2 && return
+    expected_toolchain=$(sed -n 's/^toolchain: //p' "$file")
+    if [ "$expected_toolchain" != "$toolchain" ]; then
+        echo "notice: $name differs, but $file was measured with $expected_toolchain" >&2
+        return
+    fi
+    verdict=$(python3 - "$file" <(echo "$current") <<'PY'
+import sys
+def figures(path):
+    out = {}
+    for line in open(path):
+        key, _, value = line.strip().rpartition(" ")
+        if key and value.isdigit():
+            out[key] = int(value)
+    return out
+old, new = figures(sys.argv[1]), figures(sys.argv[2])
+for key in sorted(set(old) | set(new)):
+    a, b = old.get(key), new.get(key)
+    if a is None or b is None:
+        print(f"changed: {key} appeared or went")
+        sys.exit()
+    slack = 2 if "instructions" in key else max(32, a // 100)
+    if abs(b - a) > slack:
+        print(f"changed: {key} {a} -> {b}")
+        sys.exit()
+print("drift")
+PY
+)
+    if [ "$verdict" = drift ]; then
+        echo "notice: $name drifted by a few bytes, within what the build path explains" >&2
+    else
+        echo "SIZE CHANGED: $name: ${verdict#changed: } (bless with ./ci/footprint.sh --bless after review)" >&2
+        size_changes=$((size_changes + 1))
     fi
 }
 

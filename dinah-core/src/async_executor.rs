@@ -171,8 +171,9 @@ pub struct TickReport {
 ///
 /// A task that panics unwinds out of `tick` (or `run`/`run_until`) to the
 /// caller. The executor stays consistent: that task is recorded as `Failed`
-/// with no error value, its storage is no longer referenced (its owner
-/// drops the future), and every other task is where it was.
+/// with no error value and never polled again, the executor lets go of its
+/// storage at the next tick (the future itself is dropped by its owner, with
+/// the storage), and every other task is where it was.
 ///
 /// # Dropping it
 ///
@@ -316,7 +317,9 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
             let word = queue.take_queued(index);
             if !word.is_live() {
                 // A finished task's last waker is gone (or its poll
-                // unwound): free the slot, unless a failure waits.
+                // unwound): let go of its storage and free the slot, unless
+                // a failure waits.
+                *self.task_slot(index) = None;
                 self.release_if_reusable(index, Word(word.0 & !QUEUED));
                 continue;
             }
@@ -328,7 +331,7 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
                 self.end(index, Life::Cancelled);
                 continue;
             }
-            let first = word.life() == Life::Pending;
+            let first = word.is_pending();
             if first {
                 queue.set_life(index, Life::Running);
             } else if word.has(SELF_WOKEN) {
@@ -442,11 +445,11 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
     /// `Ready` output into a `Result`.
     fn poll_slot(&mut self, index: usize) -> Poll<Result<(), O::Error>> {
         let queue = self.queue;
-        let Some(mut task) = self.task_slot(index).take() else {
+        // Polled in place. If the poll unwinds, the slot ends as Failed and
+        // is queued, so that a later tick lets go of it and recycles it.
+        let Some(task) = self.task_slot(index).as_mut() else {
             return Poll::Pending;
         };
-        // If the poll unwinds, the slot ends as Failed and is queued so
-        // that a later tick can recycle it.
         let unwinding = UnwindGuard { queue, index };
         queue.set_polling(index as u32 + 1);
         let poll = queue.with_waker(index, |waker| {
@@ -454,13 +457,7 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
         });
         queue.set_polling(0);
         core::mem::forget(unwinding);
-        match poll {
-            Poll::Pending => {
-                *self.task_slot(index) = Some(task);
-                Poll::Pending
-            }
-            Poll::Ready(output) => Poll::Ready(output.into_result()),
-        }
+        poll.map(TaskOutput::into_result)
     }
 
     /// Ends the task in `index`, and frees the slot now if nothing still

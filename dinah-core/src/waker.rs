@@ -134,6 +134,10 @@ impl Word {
     pub(crate) const fn has(self, flag: u32) -> bool {
         self.0 & flag != 0
     }
+    /// `Pending` (never polled), without decoding the lifecycle.
+    pub(crate) const fn is_pending(self) -> bool {
+        self.0 & LIFE_MASK == Life::Pending.bits()
+    }
     /// `Pending` or `Running`, without decoding the lifecycle.
     pub(crate) const fn is_live(self) -> bool {
         ((self.0 & LIFE_MASK) >> LIFE_SHIFT).wrapping_sub(1) < 2

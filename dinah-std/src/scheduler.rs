@@ -222,21 +222,17 @@ impl SchedulerExt for Scheduler {
         let dispatch = dispatch::Dispatch::new(queue);
         let started = thread::scope(|scope| {
             let mut handles = Vec::with_capacity(wanted.min(RESERVE_LIMIT));
-            let mut refused = None;
             for _ in 0..wanted {
                 let spawned = thread::Builder::new()
                     .name("dinah-parallel".into())
                     .spawn_scoped(scope, || dispatch::work(&dispatch, reserve));
                 match spawned {
                     Ok(handle) => handles.push(handle),
-                    Err(error) => {
-                        refused = Some(error);
-                        break;
-                    }
+                    // Not even the first: nothing was removed from the queue.
+                    Err(error) if handles.is_empty() => return Err(error),
+                    // The workers that started carry on with every task.
+                    Err(_) => break,
                 }
-            }
-            if handles.is_empty() {
-                return Err(refused);
             }
             let outcomes: Vec<dispatch::Outcome<R>> = handles
                 .into_iter()
@@ -251,31 +247,22 @@ impl SchedulerExt for Scheduler {
                 .collect();
             Ok(outcomes)
         });
-        let outcomes = match started {
-            Ok(outcomes) => outcomes,
-            Err(Some(error)) => return Err(ParallelError::NoWorkerStarted(error)),
-            Err(None) => unreachable!("a refused spawn is recorded before giving up"),
-        };
+        let outcomes = started.map_err(ParallelError::NoWorkerStarted)?;
 
         // Every worker has been joined.
         let mut results = Vec::with_capacity(dispatch.claimed());
-        let mut first_panic: Option<(usize, Payload)> = None;
+        let mut panics: Vec<(usize, Payload)> = Vec::new();
         for outcome in outcomes {
             results.extend(outcome.done);
-            if let Some((index, payload)) = outcome.panic {
-                match &first_panic {
-                    Some((first, _)) if *first <= index => drop_quietly(payload),
-                    _ => {
-                        if let Some((_, later)) = first_panic.replace((index, payload)) {
-                            drop_quietly(later);
-                        }
-                    }
-                }
-            }
+            panics.extend(outcome.panic);
         }
-        if let Some((_, payload)) = first_panic {
+        if let Some(first) = (0..panics.len()).min_by_key(|&i| panics[i].0) {
+            let (_, payload) = panics.swap_remove(first);
             // Nothing may drop while the panic unwinds: a destructor that
             // panicked then would abort the process.
+            for (_, other) in panics {
+                drop_quietly(other);
+            }
             for (_, result) in results {
                 drop_quietly(result);
             }

@@ -247,11 +247,10 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
         let index = usize::from(self.free - 1);
         self.free = self.queue.link(index);
         *self.task_slot(index) = Some(task);
-        let generation = self.queue.reuse(index);
         if let Some(local) = self.counters.get_mut(index) {
             self.queue.reset_counters(index, local);
         }
-        self.queue.requeue(index);
+        let generation = self.queue.reuse(index);
         Ok(ReadyQueue::<N, C>::id_of(index, generation))
     }
 
@@ -288,9 +287,7 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
     /// How many slots hold a task that is not over yet.
     #[must_use]
     pub fn live_tasks(&self) -> usize {
-        (0..N)
-            .filter(|&i| self.queue.word(i).life().is_live())
-            .count()
+        (0..N).filter(|&i| self.queue.word(i).is_live()).count()
     }
 
     /// Polls at most `budget` ready tasks, oldest wake first, and says what
@@ -465,7 +462,7 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
     /// reused.
     fn end(&mut self, index: usize, life: Life) {
         *self.task_slot(index) = None;
-        let word = self.queue.finish(index, life);
+        let word = self.queue.set_life(index, life);
         self.release_if_reusable(index, word);
     }
 
@@ -543,7 +540,7 @@ struct UnwindGuard<const N: usize, C: Counting> {
 impl<const N: usize, C: Counting> Drop for UnwindGuard<N, C> {
     fn drop(&mut self) {
         self.queue.set_polling(0);
-        self.queue.finish(self.index, Life::Failed);
+        self.queue.set_life(self.index, Life::Failed);
         self.queue.requeue(self.index);
     }
 }

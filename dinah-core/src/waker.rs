@@ -101,8 +101,8 @@ impl Life {
         (self as u32) << LIFE_SHIFT
     }
 
-    pub(crate) const fn is_live(self) -> bool {
-        matches!(self, Self::Pending | Self::Running)
+    pub(crate) const fn is_terminal(self) -> bool {
+        matches!(self, Self::Completed | Self::Failed | Self::Cancelled)
     }
 
     pub(crate) const fn task_state(self) -> Option<TaskState> {
@@ -138,7 +138,8 @@ impl Word {
     pub(crate) const fn is_pending(self) -> bool {
         self.0 & LIFE_MASK == Life::Pending.bits()
     }
-    /// `Pending` or `Running`, without decoding the lifecycle.
+    /// `Pending` or `Running`: the task is not over. Read from the bits,
+    /// without decoding the lifecycle.
     pub(crate) const fn is_live(self) -> bool {
         ((self.0 & LIFE_MASK) >> LIFE_SHIFT).wrapping_sub(1) < 2
     }
@@ -492,7 +493,7 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
             if u64::from(word.generation()) != id.get() >> 32 {
                 return Err(CancelError::UnknownTask(id));
             }
-            if !word.life().is_live() {
+            if !word.is_live() {
                 return Err(CancelError::AlreadyFinished(id));
             }
             let next = current | CANCEL | QUEUED;
@@ -609,7 +610,7 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
     /// Whether a slot whose task is over can go back on the free list: no
     /// cloned waker left and not queued.
     pub(crate) const fn reusable(word: Word) -> bool {
-        !word.life().is_live() && word.refs() == 0 && !word.has(QUEUED)
+        !word.is_live() && word.refs() == 0 && !word.has(QUEUED)
     }
 
     /// Whether any wake is waiting on the stack.
@@ -627,32 +628,20 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
         )
     }
 
-    /// Sets the lifecycle of slot `index`. Consumer only. Returns the word
-    /// as it was.
+    /// Sets the lifecycle of slot `index` and returns the new word. A
+    /// terminal lifecycle also clears any cancellation request: the task is
+    /// over. (`Pending -> Running` must keep it: an interrupt may have asked
+    /// after the task was taken off the queue.) Consumer only.
     pub(crate) fn set_life(&self, index: usize, life: Life) -> Word {
+        let clear = if life.is_terminal() {
+            LIFE_MASK | CANCEL
+        } else {
+            LIFE_MASK
+        };
         let cell = self.cell(index);
         let mut current = cell.state.load(Ordering::Acquire);
         loop {
-            let next = (current & !LIFE_MASK) | life.bits();
-            match cell.state.compare_exchange_weak(
-                current,
-                next,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return Word(current),
-                Err(actual) => current = actual,
-            }
-        }
-    }
-
-    /// Ends the task in slot `index` with `life` (a terminal state), clears
-    /// any cancellation request, and returns the new word. Consumer only.
-    pub(crate) fn finish(&self, index: usize, life: Life) -> Word {
-        let cell = self.cell(index);
-        let mut current = cell.state.load(Ordering::Acquire);
-        loop {
-            let next = (current & !(LIFE_MASK | CANCEL)) | life.bits();
+            let next = (current & !clear) | life.bits();
             match cell.state.compare_exchange_weak(
                 current,
                 next,
@@ -665,23 +654,24 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
         }
     }
 
-    /// Puts a new task in slot `index`: the next generation, `Pending`, not
-    /// queued. Consumer only, and only for a slot whose previous task is over
-    /// with no cloned waker left and not queued (invariant 5). Returns the
-    /// new generation.
+    /// Puts a new task in slot `index`: the next generation, `Pending`, and
+    /// queued for its first poll. Consumer only, and only for a slot whose
+    /// previous task is over with no cloned waker left and not queued
+    /// (invariant 5). Returns the new generation.
     pub(crate) fn reuse(&self, index: usize) -> u32 {
         let cell = self.cell(index);
         let word = Word(cell.state.load(Ordering::Acquire));
-        debug_assert!(!word.life().is_live() && word.refs() == 0 && !word.has(QUEUED));
+        debug_assert!(!word.is_live() && word.refs() == 0 && !word.has(QUEUED));
         let generation = if word.generation() >= GEN_MAX {
             0
         } else {
             word.generation() + 1
         };
         cell.state.store(
-            (generation << GEN_SHIFT) | Life::Pending.bits(),
+            (generation << GEN_SHIFT) | Life::Pending.bits() | QUEUED,
             Ordering::Release,
         );
+        self.push(index);
         generation
     }
 
@@ -795,9 +785,8 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
         // count to zero for a finished task queues the slot so that the
         // executor recycles it (invariant 5).
         // The main future's cell is never recycled, so it is never queued.
-        let recycles = |word: Word| {
-            index < N && word.refs() == 1 && !word.life().is_live() && !word.has(QUEUED)
-        };
+        let recycles =
+            |word: Word| index < N && word.refs() == 1 && !word.is_live() && !word.has(QUEUED);
         let previous = cell
             .state
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {

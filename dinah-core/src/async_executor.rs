@@ -49,10 +49,8 @@ use core::future::Future;
 use core::pin::{Pin, pin};
 use core::task::{Context, Poll};
 
-use crate::waker::{
-    CANCEL, CountPerTask, Counting, Life, NoCounters, QUEUED, ReadyQueue, SELF_WOKEN, TaskCounters,
-    WOKEN_IN_POLL, Word,
-};
+use crate::sched::{Life, Step, TickTally, Word};
+use crate::waker::{CountPerTask, Counting, NoCounters, ReadyQueue, TaskCounters};
 use crate::{CancelError, Task, TaskFailure, TaskId, TaskOutput, TaskState};
 
 /// A borrowed, pinned task as the executor stores it.
@@ -186,10 +184,10 @@ pub struct AsyncExecutor<'a, const N: usize, O: TaskOutput = (), C: Counting = N
     failures: [Option<O::Error>; N],
     counters: [C::Local; N],
     /// Vacant slots, linked through the cells (index + 1, 0 for none).
-    free: u16,
+    free: u32,
     /// Taken off the wake stack and not yet polled, oldest first.
-    ready_head: u16,
-    ready_tail: u16,
+    ready_head: u32,
+    ready_tail: u32,
     /// The future driven by `run_until` was woken.
     main_ready: bool,
     stale_seen: u32,
@@ -244,8 +242,8 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
         if self.free == 0 {
             return Err(SpawnError::Full(task));
         }
-        let index = usize::from(self.free - 1);
-        self.free = self.queue.link(index);
+        let index = (self.free - 1) as usize;
+        self.free = self.queue.task_cell(index).link();
         *self.task_slot(index) = Some(task);
         if let Some(local) = self.counters.get_mut(index) {
             self.queue.reset_counters(index, local);
@@ -296,14 +294,11 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
     /// against the budget.
     pub fn tick(&mut self, budget: usize) -> TickReport {
         let queue = self.queue;
-        // Counted in locals and assembled at the end: cheaper than updating
-        // a zeroed report in place on every poll.
-        let (mut polled, mut completed, mut failed, mut cancelled) = (0, 0, 0, 0);
-        let (mut outside, mut in_poll, mut self_woken) = (0, 0, 0);
+        let mut tally = TickTally::new();
         if let Some((first, last)) = queue.take_woken() {
             self.append_ready(first, last);
         }
-        while polled < budget {
+        while tally.polled() < budget {
             let Some(index) = self.pop_ready() else {
                 break;
             };
@@ -311,64 +306,47 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
                 self.main_ready = true;
                 continue;
             }
-            let word = queue.take_queued(index);
-            if !word.is_live() {
-                // A finished task's last waker is gone (or its poll
-                // unwound): let go of its storage and free the slot, unless
-                // a failure waits.
-                *self.task_slot(index) = None;
-                self.release_if_reusable(index, Word(word.0 & !QUEUED));
-                continue;
-            }
-            if word.has(CANCEL) {
-                if let Some(mut task) = self.task_slot(index).take() {
-                    task.as_mut().drop_future();
+            let word = queue.task_cell(index).take_queued();
+            match tally.step(word) {
+                Step::Release => {
+                    // A finished task's last waker is gone (or its poll
+                    // unwound): let go of its storage and free the slot,
+                    // unless a failure waits.
+                    *self.task_slot(index) = None;
+                    self.release_if_reusable(index, queue.word(index));
                 }
-                cancelled += 1;
-                self.end(index, Life::Cancelled);
-                continue;
-            }
-            let first = word.is_pending();
-            if first {
-                queue.set_life(index, Life::Running);
-            } else if word.has(SELF_WOKEN) {
-                self_woken += 1;
-            } else if word.has(WOKEN_IN_POLL) {
-                in_poll += 1;
-            } else {
-                outside += 1;
-            }
-            if let Some(local) = self.counters.get_mut(index) {
-                C::polled(local, !first, word.has(SELF_WOKEN));
-            }
-            polled += 1;
-            match self.poll_slot(index) {
-                Poll::Pending => {}
-                Poll::Ready(Ok(())) => {
-                    completed += 1;
-                    self.end(index, Life::Completed);
+                Step::Cancel => {
+                    if let Some(mut task) = self.task_slot(index).take() {
+                        task.as_mut().drop_future();
+                    }
+                    self.end(index, Life::Cancelled);
                 }
-                Poll::Ready(Err(error)) => {
-                    failed += 1;
-                    *self.failure_slot(index) = Some(error);
-                    self.end(index, Life::Failed);
+                Step::Poll { first, self_woken } => {
+                    if first {
+                        queue.task_cell(index).set_life(Life::Running);
+                    }
+                    if let Some(local) = self.counters.get_mut(index) {
+                        C::polled(local, !first, self_woken);
+                    }
+                    match self.poll_slot(index) {
+                        Poll::Pending => {}
+                        Poll::Ready(Ok(())) => {
+                            tally.ended(true);
+                            self.end(index, Life::Completed);
+                        }
+                        Poll::Ready(Err(error)) => {
+                            tally.ended(false);
+                            *self.failure_slot(index) = Some(error);
+                            self.end(index, Life::Failed);
+                        }
+                    }
                 }
             }
         }
         let stale = queue.stale_wakes();
         let stale_wakes = stale.wrapping_sub(self.stale_seen);
         self.stale_seen = stale;
-        TickReport {
-            polled,
-            completed,
-            failed,
-            cancelled,
-            woken_outside: outside,
-            woken_in_poll: in_poll,
-            self_woken,
-            stale_wakes,
-            work_remaining: self.has_work(),
-        }
+        tally.report(stale_wakes, self.has_work())
     }
 
     /// Runs forever: ticks with `budget`, and whenever nothing is ready,
@@ -410,12 +388,12 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
         loop {
             if self.main_ready {
                 self.main_ready = false;
-                let _ = queue.take_queued(N);
-                queue.set_polling(N as u32 + 1);
+                let _ = queue.task_cell(N).take_queued();
+                queue.stack().set_polling(N as u32 + 1);
                 let poll = queue.with_waker(N, |waker| {
                     future.as_mut().poll(&mut Context::from_waker(waker))
                 });
-                queue.set_polling(0);
+                queue.stack().set_polling(0);
                 if let Poll::Ready(output) = poll {
                     queue.set_main_live(false);
                     return output;
@@ -435,7 +413,7 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
     }
 
     fn has_work(&self) -> bool {
-        self.ready_head != 0 || self.main_ready || self.queue.has_woken()
+        self.ready_head != 0 || self.main_ready || self.queue.stack().has_woken()
     }
 
     /// Polls the task in slot `index` once, with its waker, and turns a
@@ -448,13 +426,13 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
             return Poll::Pending;
         };
         let unwinding = UnwindGuard { queue, index };
-        queue.set_polling(index as u32 + 1);
+        queue.stack().set_polling(index as u32 + 1);
         let poll = queue.with_waker(index, |waker| {
             task.as_mut().poll_task(&mut Context::from_waker(waker))
         });
-        queue.set_polling(0);
+        queue.stack().set_polling(0);
         core::mem::forget(unwinding);
-        poll.map(TaskOutput::into_result)
+        poll.map(|output| output.into_result().map(drop))
     }
 
     /// Ends the task in `index`, and frees the slot now if nothing still
@@ -462,7 +440,7 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
     /// reused.
     fn end(&mut self, index: usize, life: Life) {
         *self.task_slot(index) = None;
-        let word = self.queue.set_life(index, life);
+        let word = self.queue.task_cell(index).set_life(life);
         self.release_if_reusable(index, word);
     }
 
@@ -495,17 +473,19 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
 
     /// Puts a vacant slot on the free list.
     fn release(&mut self, index: usize) {
-        self.queue.set_link(index, self.free);
-        self.free = index as u16 + 1;
+        self.queue.task_cell(index).set_link(self.free);
+        self.free = index as u32 + 1;
     }
 
     /// Appends a chain of entries (already linked, oldest first) behind
     /// the ready list.
-    fn append_ready(&mut self, first: u16, last: u16) {
+    fn append_ready(&mut self, first: u32, last: u32) {
         if self.ready_tail == 0 {
             self.ready_head = first;
         } else {
-            self.queue.set_link(usize::from(self.ready_tail - 1), first);
+            self.queue
+                .task_cell((self.ready_tail - 1) as usize)
+                .set_link(first);
         }
         self.ready_tail = last;
     }
@@ -514,8 +494,8 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
         if self.ready_head == 0 {
             return None;
         }
-        let index = usize::from(self.ready_head - 1);
-        self.ready_head = self.queue.link(index);
+        let index = (self.ready_head - 1) as usize;
+        self.ready_head = self.queue.task_cell(index).link();
         if self.ready_head == 0 {
             self.ready_tail = 0;
         }
@@ -539,8 +519,8 @@ struct UnwindGuard<const N: usize, C: Counting> {
 
 impl<const N: usize, C: Counting> Drop for UnwindGuard<N, C> {
     fn drop(&mut self) {
-        self.queue.set_polling(0);
-        self.queue.set_life(self.index, Life::Failed);
+        self.queue.stack().set_polling(0);
+        self.queue.task_cell(self.index).set_life(Life::Failed);
         self.queue.requeue(self.index);
     }
 }

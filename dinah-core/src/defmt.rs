@@ -101,6 +101,8 @@ impl Format for TaskFailureKind {
     fn format(&self, f: Formatter<'_>) {
         match self {
             Self::ReturnedError => write!(f, "task returned an error"),
+            Self::Panicked => write!(f, "task panicked"),
+            Self::Cancelled => write!(f, "task was cancelled"),
         }
     }
 }

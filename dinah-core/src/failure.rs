@@ -11,6 +11,13 @@ use core::fmt;
 pub enum TaskFailureKind {
     /// The task ran to its end and returned an error value.
     ReturnedError,
+    /// The task panicked. Only an executor that catches panics at the poll
+    /// boundary (`dinah-std`'s `LocalExecutor`) reports this; the heap-free
+    /// executors let a panic unwind to their caller.
+    Panicked,
+    /// The task was cancelled (or its executor shut down) before it finished;
+    /// its future was dropped.
+    Cancelled,
 }
 
 /// A task-level failure that keeps the task's original error.
@@ -95,6 +102,8 @@ impl fmt::Display for TaskFailureKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::ReturnedError => f.write_str("task returned an error"),
+            Self::Panicked => f.write_str("task panicked"),
+            Self::Cancelled => f.write_str("task was cancelled"),
         }
     }
 }

@@ -20,6 +20,7 @@
 //! | [`async_executor`] | [`AsyncExecutor`]: runs futures in `N` fixed slots, [`TickReport`], [`SpawnError`] |
 //! | [`task`] | the [`Task`] and [`TaskOutput`] traits, [`yield_now`], [`chunked`] |
 //! | [`waker`] | [`ReadyQueue`], the `'static` wake state, the heap-free waker (the crate's only `unsafe`), and the [`Counting`] modes with [`TaskCounters`] |
+//! | [`sched`] | the scheduling core both async executors share: a task's state word, the wake stack, the tick's rules |
 //! | [`scheduler`] | [`Scheduler`] |
 //!
 //! # What the binary chooses
@@ -65,6 +66,7 @@ pub mod failure;
 pub mod id;
 pub mod metrics;
 pub mod queue;
+pub mod sched;
 pub mod scheduler;
 pub mod state;
 mod sync;

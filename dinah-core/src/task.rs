@@ -9,9 +9,15 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 
 /// What a task may return: `()` for a task that cannot fail, or
-/// `Result<(), E>` for one whose error the executor keeps as its
+/// `Result<T, E>` for one whose error the executor keeps as its
 /// [`TaskFailure`](crate::TaskFailure).
+///
+/// The heap-free [`AsyncExecutor`](crate::AsyncExecutor) keeps only the
+/// error and drops a value; `dinah-std`'s `LocalExecutor` hands the value to
+/// the task's join handle.
 pub trait TaskOutput {
+    /// What a task that succeeded hands back (`()` for `()`).
+    type Value;
     /// The error a failed task leaves behind (`Infallible` for `()`).
     type Error;
 
@@ -20,10 +26,11 @@ pub trait TaskOutput {
     /// # Errors
     ///
     /// The task's own error, unchanged.
-    fn into_result(self) -> Result<(), Self::Error>;
+    fn into_result(self) -> Result<Self::Value, Self::Error>;
 }
 
 impl TaskOutput for () {
+    type Value = ();
     type Error = Infallible;
 
     fn into_result(self) -> Result<(), Infallible> {
@@ -31,7 +38,8 @@ impl TaskOutput for () {
     }
 }
 
-impl<E> TaskOutput for Result<(), E> {
+impl<T, E> TaskOutput for Result<T, E> {
+    type Value = T;
     type Error = E;
 
     fn into_result(self) -> Self {

@@ -51,131 +51,25 @@ use core::mem::ManuallyDrop;
 use core::ptr;
 use core::task::{RawWaker, RawWakerVTable, Waker};
 
-use crate::sync::{AtomicBool, AtomicU16, AtomicU32, Ordering};
+use crate::sched::{
+    CancelRefused, QUEUED, GEN_MAX, Life, Link16, REF_MAX, REF_ONE, Stale, TaskCell, WakeStack, Word,
+    const_unless_loom,
+};
+use crate::sync::{AtomicBool, Ordering};
 use crate::{TaskId, TaskState};
 
-// The state word of one cell.
-/// On the wake stack, or taken off it and not yet polled.
-pub(crate) const QUEUED: u32 = 1 << 0;
-/// Set together with `QUEUED` when the wake came during some task's poll.
-pub(crate) const WOKEN_IN_POLL: u32 = 1 << 1;
-/// Set together with `QUEUED` when the wake came during this task's own poll.
-pub(crate) const SELF_WOKEN: u32 = 1 << 2;
-/// Cancellation was requested and not yet carried out.
-pub(crate) const CANCEL: u32 = 1 << 3;
-const LIFE_SHIFT: u32 = 4;
-const LIFE_MASK: u32 = 0b111 << LIFE_SHIFT;
-const REF_SHIFT: u32 = 7;
-const REF_ONE: u32 = 1 << REF_SHIFT;
-const REF_MAX: u32 = 0xfff;
-const REF_MASK: u32 = REF_MAX << REF_SHIFT;
-const GEN_SHIFT: u32 = 19;
-/// Generations wrap after this many reuses of one slot.
-pub(crate) const GEN_MAX: u32 = (1 << (32 - GEN_SHIFT)) - 1;
-
-/// Where a slot's task is. Stored in three bits of the state word.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-#[repr(u32)]
-pub(crate) enum Life {
-    Vacant = 0,
-    Pending = 1,
-    Running = 2,
-    Completed = 3,
-    Failed = 4,
-    Cancelled = 5,
-}
-
-impl Life {
-    const fn of(state: u32) -> Self {
-        match (state & LIFE_MASK) >> LIFE_SHIFT {
-            1 => Self::Pending,
-            2 => Self::Running,
-            3 => Self::Completed,
-            4 => Self::Failed,
-            5 => Self::Cancelled,
-            _ => Self::Vacant,
-        }
-    }
-
-    const fn bits(self) -> u32 {
-        (self as u32) << LIFE_SHIFT
-    }
-
-    pub(crate) const fn is_terminal(self) -> bool {
-        matches!(self, Self::Completed | Self::Failed | Self::Cancelled)
-    }
-
-    pub(crate) const fn task_state(self) -> Option<TaskState> {
-        match self {
-            Self::Vacant => None,
-            Self::Pending => Some(TaskState::Pending),
-            Self::Running => Some(TaskState::Running),
-            Self::Completed => Some(TaskState::Completed),
-            Self::Failed => Some(TaskState::Failed),
-            Self::Cancelled => Some(TaskState::Cancelled),
-        }
-    }
-}
-
-/// Decoded parts of a state word.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Word(pub(crate) u32);
-
-impl Word {
-    pub(crate) const fn life(self) -> Life {
-        Life::of(self.0)
-    }
-    pub(crate) const fn refs(self) -> u32 {
-        (self.0 & REF_MASK) >> REF_SHIFT
-    }
-    pub(crate) const fn generation(self) -> u32 {
-        self.0 >> GEN_SHIFT
-    }
-    pub(crate) const fn has(self, flag: u32) -> bool {
-        self.0 & flag != 0
-    }
-    /// `Pending` (never polled), without decoding the lifecycle.
-    pub(crate) const fn is_pending(self) -> bool {
-        self.0 & LIFE_MASK == Life::Pending.bits()
-    }
-    /// `Pending` or `Running`: the task is not over. Read from the bits,
-    /// without decoding the lifecycle.
-    pub(crate) const fn is_live(self) -> bool {
-        ((self.0 & LIFE_MASK) >> LIFE_SHIFT).wrapping_sub(1) < 2
-    }
-}
-
-/// One slot's shared wake state: 8 bytes, plus the counters' share.
+/// One slot's shared wake state: 8 bytes (the shared [`TaskCell`]), plus
+/// the counters' share.
 struct Cell<C: Counting> {
-    state: AtomicU32,
-    /// The next entry below this one on the wake stack (index + 1, 0 for
-    /// none), or in the executor's own lists while the cell is off the stack.
-    next: AtomicU16,
-    index: u16,
+    task: TaskCell<Link16>,
     counters: C::Shared,
-}
-
-/// Defines a `const fn`, or a plain `fn` under loom, whose atomics cannot
-/// be built in a `const fn`.
-macro_rules! const_unless_loom {
-    ($(#[$attr:meta])* $vis:vis fn $($rest:tt)*) => {
-        #[cfg(not(loom))]
-        $(#[$attr])*
-        $vis const fn $($rest)*
-
-        #[cfg(loom)]
-        $(#[$attr])*
-        $vis fn $($rest)*
-    };
 }
 
 impl<C: Counting> Cell<C> {
     const_unless_loom! {
         fn new(index: u16) -> Self {
             Self {
-                state: AtomicU32::new(0),
-                next: AtomicU16::new(0),
-                index,
+                task: TaskCell::new(Link16::new(index)),
                 counters: C::SHARED,
             }
         }
@@ -341,9 +235,7 @@ pub struct ReadyQueue<const N: usize, C: Counting = NoCounters> {
     // is `i` cells from the start.
     cells: [Cell<C>; N],
     main: Cell<C>,
-    head: AtomicU32,
-    polling: AtomicU32,
-    stale: AtomicU32,
+    stack: WakeStack,
     claimed: AtomicBool,
     pender: Option<fn()>,
 }
@@ -381,10 +273,11 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
                 "a ReadyQueue needs between 1 and 65,534 slots"
             )
         };
+        // Invariant 3: each cell is built with its own index.
         let mut cells = [const { Cell::<C>::new(0) }; N];
         let mut index = 0;
         while index < N {
-            cells[index].index = index as u16;
+            cells[index].task.set_index(index as u16);
             index += 1;
         }
         Self::with_cells(cells, pender)
@@ -417,9 +310,7 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
             Self {
                 cells,
                 main: Cell::new(N as u16),
-                head: AtomicU32::new(0),
-                polling: AtomicU32::new(0),
-                stale: AtomicU32::new(0),
+                stack: WakeStack::new(),
                 claimed: AtomicBool::new(false),
                 pender,
             }
@@ -435,17 +326,31 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
     /// built. Wraps at `u32::MAX`.
     #[must_use]
     pub fn stale_wakes(&self) -> u32 {
-        self.stale.load(Ordering::Relaxed)
+        self.stack.stale_wakes()
     }
 
     /// Cell `index`; any index past the slots is the main future's cell.
+    #[inline(always)]
     fn cell(&self, index: usize) -> &Cell<C> {
         self.cells.get(index).unwrap_or(&self.main)
     }
 
+    /// The shared cell of slot `index` (`N` is the main future's).
+    #[inline(always)]
+    pub(crate) fn task_cell(&self, index: usize) -> &TaskCell<Link16> {
+        &self.cell(index).task
+    }
+
+    /// The wake stack the executor consumes.
+    #[inline(always)]
+    pub(crate) fn stack(&self) -> &WakeStack {
+        &self.stack
+    }
+
     /// The state word of slot `index` (`N` is the main future's cell).
+    #[inline(always)]
     pub(crate) fn word(&self, index: usize) -> Word {
-        Word(self.cell(index).state.load(Ordering::Acquire))
+        self.task_cell(index).word()
     }
 
     /// The `TaskId` of slot `index` in generation `generation`.
@@ -486,120 +391,44 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
     /// [`CancelError::AlreadyFinished`] when the task is already over.
     pub fn cancel(&self, id: TaskId) -> Result<(), CancelError> {
         let (index, _) = self.slot_of(id).ok_or(CancelError::UnknownTask(id))?;
-        let cell = self.cell(index);
-        let mut current = cell.state.load(Ordering::Acquire);
-        loop {
-            let word = Word(current);
-            if u64::from(word.generation()) != id.get() >> 32 {
-                return Err(CancelError::UnknownTask(id));
-            }
-            if !word.is_live() {
-                return Err(CancelError::AlreadyFinished(id));
-            }
-            let next = current | CANCEL | QUEUED;
-            match cell.state.compare_exchange_weak(
-                current,
-                next,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => {
-                    if !word.has(QUEUED) {
-                        self.push(index);
-                    }
-                    return Ok(());
+        match self
+            .stack
+            .cancel(self.task_cell(index), (id.get() >> 32) as u32)
+        {
+            Ok(pushed) => {
+                if pushed {
+                    self.pend();
                 }
-                Err(actual) => current = actual,
+                Ok(())
             }
+            Err(CancelRefused::Unknown) => Err(CancelError::UnknownTask(id)),
+            Err(CancelRefused::Finished) => Err(CancelError::AlreadyFinished(id)),
         }
     }
 
-    /// Pushes slot `index` onto the wake stack. The caller set `QUEUED`.
-    fn push(&self, index: usize) {
-        let cell = self.cell(index);
-        let mut head = self.head.load(Ordering::Relaxed);
-        loop {
-            // Invariant 7: at most N + 1 entries, so `head` fits 16 bits.
-            cell.next.store(head as u16, Ordering::Relaxed);
-            match self.head.compare_exchange_weak(
-                head,
-                index as u32 + 1,
-                Ordering::Release,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => break,
-                Err(actual) => head = actual,
-            }
-        }
+    /// Calls the pender, if there is one, after a push.
+    #[inline(always)]
+    fn pend(&self) {
         if let Some(pender) = self.pender {
             pender();
         }
     }
 
-    /// Wakes slot `index`: sets `QUEUED` (with the wake flags) and pushes it,
-    /// unless it is queued already (coalesced) or its task is over (stale).
+    /// Wakes slot `index` (see [`WakeStack::wake`]).
     fn wake_index(&self, index: usize) {
         let cell = self.cell(index);
-        let polling = self.polling.load(Ordering::Relaxed);
-        let mut flags = QUEUED;
-        if polling != 0 {
-            flags |= WOKEN_IN_POLL;
-            if polling == index as u32 + 1 {
-                flags |= SELF_WOKEN;
-            }
+        match self.stack.wake(&cell.task) {
+            Ok(true) => self.pend(),
+            Ok(false) => {}
+            Err(Stale) => C::stale(&cell.counters),
         }
-        let mut current = cell.state.load(Ordering::Acquire);
-        loop {
-            let word = Word(current);
-            if !word.is_live() {
-                self.stale.fetch_add(1, Ordering::Relaxed);
-                C::stale(&cell.counters);
-                return;
-            }
-            // Already queued: the wake coalesces, but still as a
-            // read-modify-write (writing the word back unchanged), so that it
-            // releases what the waker did before waking to the executor's
-            // `take_queued`. A plain load would not, and the poll could miss
-            // it: a lost wakeup.
-            let next = if word.has(QUEUED) {
-                current
-            } else {
-                current | flags
-            };
-            match cell.state.compare_exchange_weak(
-                current,
-                next,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) if word.has(QUEUED) => return,
-                Ok(_) => break,
-                Err(actual) => current = actual,
-            }
-        }
-        self.push(index);
     }
 
-    /// Takes every entry off the wake stack and returns them as a chain in
-    /// wake order, oldest first, linked through `next` (`index + 1`, ending
-    /// in 0): its first and last entries, or `None` when nothing was woken.
-    /// Consumer only (invariant 6).
-    pub(crate) fn take_woken(&self) -> Option<(u16, u16)> {
-        let mut top = self.head.swap(0, Ordering::Acquire) as u16;
-        if top == 0 {
-            return None;
-        }
-        // The stack is newest first: reverse it through the `next` links.
-        let last = top;
-        let mut reversed = 0;
-        while top != 0 {
-            let cell = self.cell(usize::from(top) - 1);
-            let below = cell.next.load(Ordering::Relaxed);
-            cell.next.store(reversed, Ordering::Relaxed);
-            reversed = top;
-            top = below;
-        }
-        Some((reversed, last))
+    /// Takes every entry off the wake stack, as a chain in wake order (see
+    /// [`WakeStack::take`]). Consumer only (invariant 6).
+    #[inline(always)]
+    pub(crate) fn take_woken(&self) -> Option<(u32, u32)> {
+        self.stack.take(|index| self.task_cell(index))
     }
 
     /// Resets slot `index`'s counters for a new task. Consumer only.
@@ -610,102 +439,31 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
     /// Whether a slot whose task is over can go back on the free list: no
     /// cloned waker left and not queued.
     pub(crate) const fn reusable(word: Word) -> bool {
-        !word.is_live() && word.refs() == 0 && !word.has(QUEUED)
+        !word.is_live() && word.refs() == 0 && !word.is_queued()
     }
 
-    /// Whether any wake is waiting on the stack.
-    pub(crate) fn has_woken(&self) -> bool {
-        self.head.load(Ordering::Acquire) != 0
-    }
-
-    /// Clears `QUEUED` and the wake flags of slot `index` and returns the
-    /// word as it was. Consumer only.
-    pub(crate) fn take_queued(&self, index: usize) -> Word {
-        Word(
-            self.cell(index)
-                .state
-                .fetch_and(!(QUEUED | WOKEN_IN_POLL | SELF_WOKEN), Ordering::AcqRel),
-        )
-    }
-
-    /// Sets the lifecycle of slot `index` and returns the new word. A
-    /// terminal lifecycle also clears any cancellation request: the task is
-    /// over. (`Pending -> Running` must keep it: an interrupt may have asked
-    /// after the task was taken off the queue.) Consumer only.
-    pub(crate) fn set_life(&self, index: usize, life: Life) -> Word {
-        let clear = if life.is_terminal() {
-            LIFE_MASK | CANCEL
-        } else {
-            LIFE_MASK
-        };
-        let cell = self.cell(index);
-        let mut current = cell.state.load(Ordering::Acquire);
-        loop {
-            let next = (current & !clear) | life.bits();
-            match cell.state.compare_exchange_weak(
-                current,
-                next,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return Word(next),
-                Err(actual) => current = actual,
-            }
-        }
-    }
-
-    /// Puts a new task in slot `index`: the next generation, `Pending`, and
-    /// queued for its first poll. Consumer only, and only for a slot whose
-    /// previous task is over with no cloned waker left and not queued
-    /// (invariant 5). Returns the new generation.
+    /// Puts a new task in slot `index` (see [`WakeStack::start`]). Consumer
+    /// only, and only for a slot whose previous task is over with no cloned
+    /// waker left and not queued (invariant 5). Returns the new generation.
     pub(crate) fn reuse(&self, index: usize) -> u32 {
-        let cell = self.cell(index);
-        let word = Word(cell.state.load(Ordering::Acquire));
-        debug_assert!(!word.is_live() && word.refs() == 0 && !word.has(QUEUED));
-        let generation = if word.generation() >= GEN_MAX {
-            0
-        } else {
-            word.generation() + 1
-        };
-        cell.state.store(
-            (generation << GEN_SHIFT) | Life::Pending.bits() | QUEUED,
-            Ordering::Release,
-        );
-        self.push(index);
+        let generation = self.stack.start(self.task_cell(index));
+        self.pend();
         generation
-    }
-
-    /// Links `index` into an executor-owned list through its `next` field
-    /// (`index + 1` of the following entry, 0 for none; only while the cell
-    /// is off the wake stack).
-    pub(crate) fn set_link(&self, index: usize, next: u16) {
-        self.cell(index).next.store(next, Ordering::Relaxed);
-    }
-
-    /// The `next` link of `index` (see [`set_link`](Self::set_link)).
-    pub(crate) fn link(&self, index: usize) -> u16 {
-        self.cell(index).next.load(Ordering::Relaxed)
     }
 
     /// Queues slot `index` again from the consumer's side, unless it is
     /// queued already (used when a poll unwinds).
     pub(crate) fn requeue(&self, index: usize) {
-        let previous = self.cell(index).state.fetch_or(QUEUED, Ordering::AcqRel);
-        if previous & QUEUED == 0 {
-            self.push(index);
+        if self.stack.requeue(self.task_cell(index)) {
+            self.pend();
         }
-    }
-
-    /// Records which slot is being polled (`index + 1`), or none (`0`).
-    pub(crate) fn set_polling(&self, slot: u32) {
-        self.polling.store(slot, Ordering::Relaxed);
     }
 
     /// Marks the main future's cell live (its lifecycle is only ever
     /// `Running` or `Vacant`).
     pub(crate) fn set_main_live(&self, live: bool) {
         let life = if live { Life::Running } else { Life::Vacant };
-        self.set_life(N, life);
+        self.task_cell(N).set_life(life);
     }
 
     /// Runs `poll` with the waker of slot `index` (`N` for the main future).
@@ -741,7 +499,7 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
         let cell = data.cast::<Cell<C>>();
         // SAFETY: `cell` points at a live cell of a `'static` queue
         // (invariants 1 and 2), so reading its immutable `index` is fine.
-        let index = usize::from(unsafe { (*cell).index });
+        let index = unsafe { (*cell).task.index() } as usize;
         // SAFETY: the cell is `index` cells from the queue's start, and the
         // pointer's provenance covers the whole queue (invariants 2 and 3),
         // so stepping back lands on the queue's first byte.
@@ -752,10 +510,10 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
     unsafe fn clone_waker(data: *const ()) -> RawWaker {
         // SAFETY: `data` is a data pointer this vtable was built with.
         let (queue, index) = unsafe { Self::from_data(data) };
-        let cell = queue.cell(index);
+        let cell = queue.task_cell(index);
         // Take one reference (invariant 4); once saturated, leave it pinned.
         let _ = cell
-            .state
+            .state()
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
                 (Word(state).refs() < REF_MAX).then_some(state + REF_ONE)
             });
@@ -780,15 +538,15 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
     unsafe fn drop_waker(data: *const ()) {
         // SAFETY: `data` is a data pointer this vtable was built with.
         let (queue, index) = unsafe { Self::from_data(data) };
-        let cell = queue.cell(index);
+        let cell = queue.task_cell(index);
         // Give the reference back (invariant 4). The drop that takes the
         // count to zero for a finished task queues the slot so that the
         // executor recycles it (invariant 5).
         // The main future's cell is never recycled, so it is never queued.
         let recycles =
-            |word: Word| index < N && word.refs() == 1 && !word.is_live() && !word.has(QUEUED);
+            |word: Word| index < N && word.refs() == 1 && !word.is_live() && !word.is_queued();
         let previous = cell
-            .state
+            .state()
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
                 let word = Word(state);
                 if word.refs() == REF_MAX {
@@ -800,7 +558,8 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
         if let Ok(previous) = previous
             && recycles(Word(previous))
         {
-            queue.push(index);
+            queue.stack.push(cell);
+            queue.pend();
         }
     }
 }

@@ -9,6 +9,7 @@
 //! | [`Shared`] | explicit mutex-backed sharing with poisoning reported, never guessed away |
 //! | [`CancellationHandle`] | an owned, clonable handle to one cancellation flag |
 //! | [`TraceBuffer`] | a trace log with a run-time capacity, for many threads |
+//! | [`LocalExecutor`] | an async executor for `!Send` futures on one thread, on the core's scheduling, with [`JoinHandle`]s, `block_on` and a bounded [`Spawner`] ingress |
 //!
 //! # Example
 //!
@@ -29,6 +30,7 @@
 #![deny(missing_docs)]
 
 mod cancel;
+mod executor;
 mod queue;
 mod scheduler;
 mod shared;
@@ -36,6 +38,10 @@ mod sync;
 mod trace;
 
 pub use cancel::CancellationHandle;
+pub use executor::{
+    ExecutorConfig, JoinFailure, JoinHandle, LocalExecutor, LocalSpawner, ShutdownReport, Spawner,
+    TrySpawnError,
+};
 pub use queue::{BoundedQueue, CapacityError};
 pub use scheduler::{ParallelError, SchedulerExt};
 pub use shared::{Shared, SynchronizationError};

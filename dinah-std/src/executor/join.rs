@@ -1,0 +1,256 @@
+//! [`JoinHandle`]: a spawned task's result, read by awaiting, polling or
+//! taking; and [`JoinFailure`]: why a task gave no value.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use dinah_core::TaskFailureKind;
+
+use super::shared::Header;
+use crate::sync::{Mutex, lock};
+
+/// Why a task's [`JoinHandle`] holds no value.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub enum JoinFailure<E> {
+    /// The task returned `Err(error)`; here is the error, unchanged.
+    Returned(E),
+    /// The task panicked while being polled. The panic was caught at the
+    /// poll boundary; this is its message (`"<non-string panic payload>"`
+    /// when the payload was neither a `&str` nor a `String`).
+    Panicked(String),
+    /// The task was cancelled, or its executor shut down, before it
+    /// finished: its future was dropped without completing.
+    Cancelled,
+}
+
+impl<E> JoinFailure<E> {
+    /// The failure's category, as the core names it.
+    #[must_use]
+    pub const fn kind(&self) -> TaskFailureKind {
+        match self {
+            Self::Returned(_) => TaskFailureKind::ReturnedError,
+            Self::Panicked(_) => TaskFailureKind::Panicked,
+            Self::Cancelled => TaskFailureKind::Cancelled,
+        }
+    }
+}
+
+impl<E: fmt::Debug> fmt::Debug for JoinFailure<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Returned(error) => f.debug_tuple("Returned").field(error).finish(),
+            Self::Panicked(message) => f.debug_tuple("Panicked").field(message).finish(),
+            Self::Cancelled => f.write_str("Cancelled"),
+        }
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for JoinFailure<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Returned(error) => write!(f, "task returned an error: {error}"),
+            Self::Panicked(message) => write!(f, "task panicked: {message}"),
+            Self::Cancelled => f.write_str("task was cancelled before it finished"),
+        }
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for JoinFailure<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Returned(error) => Some(error),
+            _ => None,
+        }
+    }
+}
+
+/// How the executor ends a task that did not return.
+pub(crate) enum Abort {
+    Panicked(String),
+    Cancelled,
+}
+
+/// The executor's side of a join: end the task without a value.
+pub(crate) trait Resolve {
+    /// Resolves the handle without a value (the first outcome wins).
+    fn abort(&self, why: Abort);
+    /// Tells the join where its task now lives (a task that came through
+    /// the ingress); carries out a cancellation requested before that.
+    fn attach(&self, header: &Arc<Header>, generation: u32);
+}
+
+enum Outcome<V, E> {
+    Running,
+    Done(Result<V, JoinFailure<E>>),
+    Taken,
+}
+
+struct State<V, E> {
+    outcome: Outcome<V, E>,
+    /// The task awaiting the handle.
+    waker: Option<Waker>,
+    /// The task's cell and generation, once it is in the executor.
+    target: Option<(Arc<Header>, u32)>,
+    /// `cancel` was called before the task reached the executor.
+    cancel_requested: bool,
+}
+
+/// What a task and its handle share.
+pub(crate) struct Join<V, E> {
+    state: Mutex<State<V, E>>,
+}
+
+impl<V, E> Join<V, E> {
+    pub(crate) fn new(target: Option<(Arc<Header>, u32)>) -> Arc<Self> {
+        Arc::new(Self {
+            state: Mutex::new(State {
+                outcome: Outcome::Running,
+                waker: None,
+                target,
+                cancel_requested: false,
+            }),
+        })
+    }
+
+    /// Records the outcome (the first one wins) and wakes the awaiting task.
+    pub(crate) fn finish(&self, result: Result<V, JoinFailure<E>>) {
+        let waker = {
+            let mut state = lock(&self.state);
+            if matches!(state.outcome, Outcome::Running) {
+                state.outcome = Outcome::Done(result);
+            }
+            state.waker.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+}
+
+impl<V, E> Resolve for Join<V, E> {
+    fn abort(&self, why: Abort) {
+        self.finish(Err(match why {
+            Abort::Panicked(message) => JoinFailure::Panicked(message),
+            Abort::Cancelled => JoinFailure::Cancelled,
+        }));
+    }
+
+    fn attach(&self, header: &Arc<Header>, generation: u32) {
+        let cancel = {
+            let mut state = lock(&self.state);
+            state.target = Some((Arc::clone(header), generation));
+            state.cancel_requested
+        };
+        if cancel {
+            header.cancel(generation);
+        }
+    }
+}
+
+/// A spawned task's result: a [`Future`] of `Result<V, JoinFailure<E>>`,
+/// where `V` and `E` are what the task's `Result<V, E>` (or `()`) holds.
+///
+/// # Guarantees
+///
+/// - It resolves exactly once: to the task's value, to
+///   [`JoinFailure::Returned`] with its error, to [`JoinFailure::Panicked`]
+///   when its poll panicked, or to [`JoinFailure::Cancelled`] when it was
+///   cancelled or its executor shut down first.
+/// - The task's future has been dropped by the time the handle resolves.
+/// - It is `Send` when `V` and `E` are, so it can be awaited or joined on
+///   any thread.
+///
+/// # Dropping it
+///
+/// Detaches the task: it keeps running and its result is dropped when it
+/// ends. Cancel first ([`cancel`](Self::cancel)) to stop it.
+///
+/// # Panics
+///
+/// Polling the handle again after it returned `Ready` (or after
+/// [`try_take`](Self::try_take) took the result) panics: the result was
+/// handed out once.
+pub struct JoinHandle<V, E> {
+    join: Arc<Join<V, E>>,
+}
+
+impl<V, E> JoinHandle<V, E> {
+    pub(crate) fn new(join: Arc<Join<V, E>>) -> Self {
+        Self { join }
+    }
+
+    /// Requests cancellation. A task that has not finished never runs again:
+    /// its executor drops its future at its next scheduling point (never in
+    /// the middle of a poll) and the handle resolves
+    /// [`JoinFailure::Cancelled`]. A task still waiting in a
+    /// [`Spawner`](crate::Spawner)'s ingress is dropped as soon as the
+    /// executor takes it in. Returns `false`, changing nothing, when the
+    /// task has already finished.
+    pub fn cancel(&self) -> bool {
+        let target = {
+            let mut state = lock(&self.join.state);
+            if !matches!(state.outcome, Outcome::Running) {
+                return false;
+            }
+            state.cancel_requested = true;
+            state.target.clone()
+        };
+        if let Some((header, generation)) = target {
+            header.cancel(generation);
+        }
+        true
+    }
+
+    /// Whether the task has finished (returned, failed, panicked or been
+    /// cancelled), so that awaiting the handle would not wait.
+    #[must_use]
+    pub fn is_finished(&self) -> bool {
+        !matches!(lock(&self.join.state).outcome, Outcome::Running)
+    }
+
+    /// Takes the result if the task has finished, without waiting. `None`
+    /// while it runs, and after the result was taken.
+    pub fn try_take(&mut self) -> Option<Result<V, JoinFailure<E>>> {
+        let mut state = lock(&self.join.state);
+        match std::mem::replace(&mut state.outcome, Outcome::Taken) {
+            Outcome::Done(result) => Some(result),
+            Outcome::Running => {
+                state.outcome = Outcome::Running;
+                None
+            }
+            Outcome::Taken => None,
+        }
+    }
+}
+
+impl<V, E> Future for JoinHandle<V, E> {
+    type Output = Result<V, JoinFailure<E>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut state = lock(&self.join.state);
+        match std::mem::replace(&mut state.outcome, Outcome::Taken) {
+            Outcome::Done(result) => Poll::Ready(result),
+            Outcome::Running => {
+                state.outcome = Outcome::Running;
+                match &mut state.waker {
+                    Some(waker) if waker.will_wake(cx.waker()) => {}
+                    slot => *slot = Some(cx.waker().clone()),
+                }
+                Poll::Pending
+            }
+            Outcome::Taken => panic!("dinah: JoinHandle polled after its result was handed out"),
+        }
+    }
+}
+
+impl<V, E> fmt::Debug for JoinHandle<V, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JoinHandle")
+            .field("finished", &self.is_finished())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,770 @@
+//! [`LocalExecutor`]: runs futures, `!Send` ones included, on the thread
+//! that owns it, with heap-allocated tasks, join handles, a [`block_on`]
+//! that parks when nothing is ready, and a bounded ingress ([`Spawner`]) for
+//! `Send` futures from other threads.
+//!
+//! # Which executor
+//!
+//! The core's [`AsyncExecutor`](dinah_core::AsyncExecutor) keeps tasks in
+//! `N` caller-owned slots and never allocates: firmware. This one allocates
+//! each task on the heap, hands back its result, and can sleep the thread:
+//! a desktop or server program, a test, a tool. Both schedule with the same
+//! core ([`dinah_core::sched`]): the same state word per task, the same
+//! lock-free wake stack, the same order of polls and the same
+//! [`TickReport`]. Only the storage differs.
+//!
+//! # What runs where
+//!
+//! Every task is polled on the executor's thread, inside [`tick`] or
+//! [`block_on`], and only there. Wakers can be called from any thread: a
+//! wake sets a bit, pushes the task on the wake stack and unparks the
+//! executor's thread; it never polls and never takes a lock.
+//!
+//! [`block_on`]: LocalExecutor::block_on
+//! [`tick`]: LocalExecutor::tick
+//!
+//! # Example
+//!
+//! ```
+//! use dinah_std::{JoinFailure, LocalExecutor};
+//! use dinah_core::yield_now;
+//! use std::rc::Rc;
+//!
+//! let executor = LocalExecutor::new();
+//! let shared = Rc::new(5); // not Send: fine on a local executor
+//! let task = {
+//!     let shared = Rc::clone(&shared);
+//!     executor.spawn(async move {
+//!         yield_now().await;
+//!         Ok::<u32, &str>(*shared * 2)
+//!     })
+//! }
+//! .unwrap();
+//! let failing = executor.spawn(async { Err::<(), _>("no") }).unwrap();
+//!
+//! let (value, failure) = executor.block_on(async { (task.await, failing.await) });
+//! assert_eq!(value, Ok(10));
+//! assert_eq!(failure, Err(JoinFailure::Returned("no")));
+//! ```
+#![forbid(unsafe_code)]
+
+mod join;
+mod shared;
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use dinah_core::TaskOutput;
+use dinah_core::TickReport;
+use dinah_core::sched::{Life, Step, TickTally};
+
+pub use join::{JoinFailure, JoinHandle};
+pub use shared::Spawner;
+
+use join::{Abort, Join, Resolve};
+use shared::{BoxedTask, Header, Shared};
+
+use crate::CapacityError;
+use crate::sync::{current, park};
+
+/// The cell index of the future `block_on` drives; task indices stay below.
+const MAIN: u32 = u32::MAX - 1;
+
+/// How a [`LocalExecutor`] is sized.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct ExecutorConfig {
+    /// The most tasks alive at once (spawned and not finished), or `None`
+    /// for no cap. At the cap, [`LocalExecutor::spawn`] hands the future
+    /// back and submissions wait in the ingress.
+    pub max_tasks: Option<usize>,
+    /// How many submissions from [`Spawner`]s may wait to be taken in.
+    pub ingress_capacity: usize,
+}
+
+impl Default for ExecutorConfig {
+    /// No cap on tasks; room for 1,024 waiting submissions.
+    fn default() -> Self {
+        Self {
+            max_tasks: None,
+            ingress_capacity: 1024,
+        }
+    }
+}
+
+/// Why a spawn was refused. The future is handed back, untouched.
+pub enum TrySpawnError<F> {
+    /// The executor holds its cap of live tasks ([`LocalExecutor::spawn`]),
+    /// or the ingress holds its capacity of waiting submissions
+    /// ([`Spawner::try_spawn`]).
+    Full(F),
+    /// The executor has shut down or been dropped.
+    Shutdown(F),
+}
+
+impl<F> TrySpawnError<F> {
+    /// Gives back the future that was not spawned.
+    #[must_use]
+    pub fn into_inner(self) -> F {
+        match self {
+            Self::Full(future) | Self::Shutdown(future) => future,
+        }
+    }
+}
+
+impl<F> fmt::Debug for TrySpawnError<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Full(_) => f.write_str("Full(..)"),
+            Self::Shutdown(_) => f.write_str("Shutdown(..)"),
+        }
+    }
+}
+
+impl<F> fmt::Display for TrySpawnError<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Full(_) => f.write_str("the executor is full; the future was handed back"),
+            Self::Shutdown(_) => {
+                f.write_str("the executor has shut down; the future was handed back")
+            }
+        }
+    }
+}
+
+impl<F> std::error::Error for TrySpawnError<F> {}
+
+/// What [`LocalExecutor::shutdown`] left behind: every task and submission
+/// it dropped unfinished, each of whose handles now says
+/// [`Cancelled`](JoinFailure::Cancelled).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct ShutdownReport {
+    /// Spawned tasks that had not finished.
+    pub cancelled_tasks: usize,
+    /// Submissions still waiting in the ingress.
+    pub cancelled_submissions: usize,
+}
+
+impl ShutdownReport {
+    /// Everything dropped unfinished.
+    #[must_use]
+    pub const fn left(&self) -> usize {
+        self.cancelled_tasks + self.cancelled_submissions
+    }
+}
+
+/// A running task as a slot holds it.
+struct Running<'a> {
+    future: BoxedTask<'a>,
+    resolve: Arc<dyn Resolve + 'a>,
+}
+
+struct Slot<'a> {
+    header: Arc<Header>,
+    /// The header as a `Waker`, made once and lent to every poll.
+    waker: Waker,
+    task: Option<Running<'a>>,
+}
+
+impl Slot<'_> {
+    fn new(index: u32, shared: &Arc<Shared>) -> Self {
+        let header = Header::new(index, shared);
+        Self {
+            waker: Waker::from(Arc::clone(&header)),
+            header,
+            task: None,
+        }
+    }
+}
+
+struct Inner<'a> {
+    shared: Arc<Shared>,
+    main: Arc<Header>,
+    main_waker: Waker,
+    slots: RefCell<Vec<Slot<'a>>>,
+    free: RefCell<Vec<u32>>,
+    /// Taken off the wake stack and not yet polled, oldest first, linked
+    /// through the cells (`index + 1`, 0 for none).
+    ready: Cell<(u32, u32)>,
+    in_block_on: Cell<bool>,
+    main_ready: Cell<bool>,
+    live: Cell<usize>,
+    max_tasks: usize,
+    stale_seen: Cell<u32>,
+    /// Inside `tick`, `block_on` or `shutdown`: a task is being polled or
+    /// dropped, so entering again would be re-entrant.
+    running: Cell<bool>,
+    closed: Cell<bool>,
+}
+
+/// The task the wrapped future runs: the task's future, then its result
+/// handed to the join. Its output says whether the task succeeded.
+async fn wrap<F, V, E>(future: F, join: Arc<Join<V, E>>) -> bool
+where
+    F: Future,
+    F::Output: TaskOutput<Value = V, Error = E>,
+{
+    let result = future.await.into_result();
+    let ok = result.is_ok();
+    join.finish(result.map_err(JoinFailure::Returned));
+    ok
+}
+
+/// The text of a caught panic.
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "<non-string panic payload>".to_owned()
+    }
+}
+
+/// Clears `running` when a `tick`, `block_on` or `shutdown` ends, even by
+/// unwinding.
+struct Entered<'r>(&'r Cell<bool>);
+
+impl Drop for Entered<'_> {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
+/// Ends `block_on`'s main future, even by unwinding.
+struct MainGuard<'r, 'a>(&'r Inner<'a>);
+
+impl Drop for MainGuard<'_, '_> {
+    fn drop(&mut self) {
+        self.0.in_block_on.set(false);
+        self.0.main_ready.set(false);
+        self.0.main.cell.set_life(Life::Vacant);
+    }
+}
+
+impl<'a> Inner<'a> {
+    fn new(config: ExecutorConfig) -> Result<Self, CapacityError> {
+        if config.ingress_capacity == 0 || config.max_tasks == Some(0) {
+            return Err(CapacityError::Zero);
+        }
+        let (_, items) = crate::queue::reserve(config.ingress_capacity)?;
+        let shared = Arc::new(Shared::new(current(), config.ingress_capacity, items));
+        let main = Header::new(MAIN, &shared);
+        Ok(Self {
+            main_waker: Waker::from(Arc::clone(&main)),
+            main,
+            shared,
+            slots: RefCell::new(Vec::new()),
+            free: RefCell::new(Vec::new()),
+            ready: Cell::new((0, 0)),
+            in_block_on: Cell::new(false),
+            main_ready: Cell::new(false),
+            live: Cell::new(0),
+            max_tasks: config.max_tasks.unwrap_or(usize::MAX),
+            stale_seen: Cell::new(0),
+            running: Cell::new(false),
+            closed: Cell::new(false),
+        })
+    }
+
+    fn enter(&self, what: &str) -> Entered<'_> {
+        assert!(
+            !self.running.replace(true),
+            "dinah: LocalExecutor::{what} called from inside a task of the same executor; \
+             it would wait for that task while that task waits for it (a deadlock)"
+        );
+        Entered(&self.running)
+    }
+
+    fn spawn<F, V, E>(&self, future: F) -> Result<JoinHandle<V, E>, TrySpawnError<F>>
+    where
+        F: Future + 'a,
+        F::Output: TaskOutput<Value = V, Error = E>,
+        V: 'a,
+        E: 'a,
+    {
+        if self.closed.get() {
+            return Err(TrySpawnError::Shutdown(future));
+        }
+        if self.live.get() >= self.max_tasks || self.slots.borrow().len() >= MAIN as usize {
+            return Err(TrySpawnError::Full(future));
+        }
+        let (index, header, generation) = self.claim_slot();
+        let join = Join::new(Some((header, generation)));
+        let task = Running {
+            future: Box::pin(wrap(future, Arc::clone(&join))),
+            resolve: Arc::clone(&join) as Arc<dyn Resolve + 'a>,
+        };
+        self.install(index, task);
+        Ok(JoinHandle::new(join))
+    }
+
+    /// Takes a free slot (or adds one), starts a new task in its cell (which
+    /// queues it) and returns its index, header and generation.
+    fn claim_slot(&self) -> (u32, Arc<Header>, u32) {
+        let mut slots = self.slots.borrow_mut();
+        let index = match self.free.borrow_mut().pop() {
+            Some(index) => index,
+            None => {
+                let index = slots.len() as u32;
+                slots.push(Slot::new(index, &self.shared));
+                index
+            }
+        };
+        let slot = &mut slots[index as usize];
+        // A header that something else still holds (a cloned waker, a
+        // handle's cancel path) stays with its old task; this task gets a
+        // new one. A stale wake through the old one finds its task over.
+        if Arc::strong_count(&slot.header) > 2 {
+            *slot = Slot::new(index, &self.shared);
+        }
+        let generation = self.shared.stack.start(&slot.header.cell);
+        (index, Arc::clone(&slot.header), generation)
+    }
+
+    fn install(&self, index: u32, task: Running<'a>) {
+        self.slots.borrow_mut()[index as usize].task = Some(task);
+        self.live.set(self.live.get() + 1);
+    }
+
+    /// Takes in waiting submissions, oldest first, while the cap allows.
+    fn admit(&self) {
+        if !self.shared.has_pending() || self.closed.get() {
+            return;
+        }
+        let room = self.max_tasks - self.live.get();
+        for submission in self.shared.take_pending(room) {
+            let (future, resolve) = submission.admit();
+            let (index, header, generation) = self.claim_slot();
+            resolve.attach(&header, generation);
+            let resolve: Arc<dyn Resolve + 'a> = resolve;
+            self.install(index, Running { future, resolve });
+        }
+    }
+
+    fn has_work(&self) -> bool {
+        self.ready.get().0 != 0
+            || self.main_ready.get()
+            || self.shared.stack.has_woken()
+            || (self.shared.has_pending() && self.live.get() < self.max_tasks)
+    }
+
+    fn take_woken(&self) {
+        let slots = self.slots.borrow();
+        let chain = self.shared.stack.take(|index| {
+            if index == MAIN as usize {
+                &self.main.cell
+            } else {
+                &slots[index].header.cell
+            }
+        });
+        if let Some((first, last)) = chain {
+            let (head, tail) = self.ready.get();
+            if tail == 0 {
+                self.ready.set((first, last));
+            } else {
+                self.cell_link(&slots, tail - 1, first);
+                self.ready.set((head, last));
+            }
+        }
+    }
+
+    fn cell_link(&self, slots: &[Slot<'a>], index: u32, next: u32) {
+        if index == MAIN {
+            self.main.cell.set_link(next);
+        } else {
+            slots[index as usize].header.cell.set_link(next);
+        }
+    }
+
+    fn pop_ready(&self) -> Option<u32> {
+        let (head, tail) = self.ready.get();
+        if head == 0 {
+            return None;
+        }
+        let index = head - 1;
+        let next = if index == MAIN {
+            self.main.cell.link()
+        } else {
+            self.slots.borrow()[index as usize].header.cell.link()
+        };
+        self.ready
+            .set(if next == 0 { (0, 0) } else { (next, tail) });
+        Some(index)
+    }
+
+    fn tick(&self, budget: usize) -> TickReport {
+        self.admit();
+        let mut tally = TickTally::new();
+        self.take_woken();
+        while tally.polled() < budget {
+            let Some(index) = self.pop_ready() else {
+                break;
+            };
+            if index == MAIN {
+                if self.in_block_on.get() {
+                    self.main_ready.set(true);
+                } else {
+                    self.main.cell.take_queued();
+                }
+                continue;
+            }
+            let word = self.slots.borrow()[index as usize].header.cell.take_queued();
+            match tally.step(word) {
+                Step::Release => self.release(index),
+                Step::Cancel => {
+                    let task = self.slots.borrow_mut()[index as usize].task.take();
+                    if let Some(task) = task {
+                        drop(task.future);
+                        task.resolve.abort(Abort::Cancelled);
+                    }
+                    self.end(index, Life::Cancelled);
+                }
+                Step::Poll { first, .. } => {
+                    if let Some(ended) = self.poll_slot(index, first) {
+                        tally.ended(ended == Life::Completed);
+                        self.end(index, ended);
+                    }
+                }
+            }
+        }
+        let stale = self.shared.stack.stale_wakes();
+        let stale_wakes = stale.wrapping_sub(self.stale_seen.replace(stale));
+        tally.report(stale_wakes, self.has_work())
+    }
+
+    /// Polls the task in slot `index` once, with no borrow of the slots held
+    /// (the task may spawn), catching a panic. Returns how it ended, if it
+    /// did.
+    fn poll_slot(&self, index: u32, first: bool) -> Option<Life> {
+        let (mut task, waker) = {
+            let mut slots = self.slots.borrow_mut();
+            let slot = &mut slots[index as usize];
+            if first {
+                slot.header.cell.set_life(Life::Running);
+            }
+            let task = slot.task.take()?;
+            (task, std::mem::replace(&mut slot.waker, Waker::noop().clone()))
+        };
+        self.shared.stack.set_polling(index + 1);
+        let poll = catch_unwind(AssertUnwindSafe(|| {
+            task.future.as_mut().poll(&mut Context::from_waker(&waker))
+        }));
+        self.shared.stack.set_polling(0);
+        let mut slots = self.slots.borrow_mut();
+        let slot = &mut slots[index as usize];
+        slot.waker = waker;
+        match poll {
+            Ok(Poll::Pending) => {
+                slot.task = Some(task);
+                None
+            }
+            Ok(Poll::Ready(true)) => Some(Life::Completed),
+            Ok(Poll::Ready(false)) => Some(Life::Failed),
+            Err(payload) => {
+                drop(slots);
+                drop(task.future);
+                task.resolve.abort(Abort::Panicked(panic_text(&*payload)));
+                Some(Life::Failed)
+            }
+        }
+    }
+
+    /// Ends the task in slot `index`; frees the slot unless it is still
+    /// queued (then it is freed when taken off).
+    fn end(&self, index: u32, life: Life) {
+        let word = self.slots.borrow()[index as usize].header.cell.set_life(life);
+        self.live.set(self.live.get() - 1);
+        if !word.is_queued() {
+            self.free.borrow_mut().push(index);
+        }
+    }
+
+    /// A finished task's entry came off the stack: free its slot.
+    fn release(&self, index: u32) {
+        self.free.borrow_mut().push(index);
+    }
+
+    fn block_on<F: Future>(&self, future: F) -> F::Output {
+        let _entered = self.enter("block_on");
+        let mut future = pin!(future);
+        self.main.cell.set_life(Life::Running);
+        self.in_block_on.set(true);
+        self.main_ready.set(true);
+        let _main = MainGuard(self);
+        loop {
+            if self.main_ready.replace(false) {
+                self.main.cell.take_queued();
+                self.shared.stack.set_polling(MAIN + 1);
+                let poll = future
+                    .as_mut()
+                    .poll(&mut Context::from_waker(&self.main_waker));
+                self.shared.stack.set_polling(0);
+                if let Poll::Ready(output) = poll {
+                    return output;
+                }
+            }
+            self.tick(usize::MAX);
+            if !self.has_work() {
+                park();
+            }
+        }
+    }
+
+    fn shutdown(&self) -> ShutdownReport {
+        let _entered = self.enter("shutdown");
+        self.closed.set(true);
+        let submissions = self.shared.close();
+        let cancelled_submissions = submissions.len();
+        // Each submission drops its future, then resolves its handle.
+        drop(submissions);
+        let tasks: Vec<Running<'a>> = {
+            let mut slots = self.slots.borrow_mut();
+            slots
+                .iter_mut()
+                .filter_map(|slot| {
+                    let task = slot.task.take()?;
+                    slot.header.cell.set_life(Life::Cancelled);
+                    Some(task)
+                })
+                .collect()
+        };
+        self.live.set(0);
+        let cancelled_tasks = tasks.len();
+        // Dropped with no borrow held: a destructor may spawn (refused now)
+        // or wake (ignored).
+        for task in tasks {
+            drop(task.future);
+            task.resolve.abort(Abort::Cancelled);
+        }
+        ShutdownReport {
+            cancelled_tasks,
+            cancelled_submissions,
+        }
+    }
+}
+
+/// An executor for futures that need not be `Send`, on the thread that
+/// creates it; see the [module docs](self).
+///
+/// `'a` bounds what spawned futures may borrow: anything that outlives the
+/// executor.
+///
+/// # Guarantees
+///
+/// - [`spawn`](Self::spawn) and [`Spawner::try_spawn`] either accept a
+///   future or hand it back ([`TrySpawnError`]). An accepted future is
+///   polled until it ends, or dropped exactly once (cancelled, or at
+///   shutdown) with its handle resolved [`Cancelled`](JoinFailure::Cancelled).
+/// - Scheduling is the core's: a task is first polled in the tick after its
+///   spawn; ready tasks are polled in the order they were woken; a task
+///   woken during a tick waits for the next one, so a task that keeps waking
+///   itself cannot starve the others; a wake never polls.
+/// - A panic in a task is caught at the poll boundary: the task ends
+///   `Failed`, its future is dropped, its handle says
+///   [`Panicked`](JoinFailure::Panicked) with the message, and every other
+///   task runs on.
+///
+/// # What it does not do
+///
+/// No preemption (a poll that never returns stalls it), no timers, no I/O,
+/// no work stealing: a task runs on this thread or not at all. It is
+/// `!Send`; hand work in from other threads through a [`Spawner`].
+///
+/// # Dropping it
+///
+/// Shuts it down as [`shutdown`](Self::shutdown) does, discarding the
+/// report.
+pub struct LocalExecutor<'a> {
+    inner: Rc<Inner<'a>>,
+}
+
+impl<'a> LocalExecutor<'a> {
+    /// An executor with no cap on tasks and room for 1,024 waiting
+    /// submissions, running on the current thread.
+    ///
+    /// # Panics
+    ///
+    /// If the ingress's 1,024 slots cannot be allocated.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::with_config(ExecutorConfig::default())
+            .unwrap_or_else(|error| panic!("dinah: LocalExecutor::new: {error}"))
+    }
+
+    /// An executor sized by `config`, running on the current thread.
+    ///
+    /// # Errors
+    ///
+    /// [`CapacityError::Zero`] when `ingress_capacity` or `max_tasks` is 0,
+    /// [`CapacityError::Allocation`] when the ingress cannot be reserved.
+    pub fn with_config(config: ExecutorConfig) -> Result<Self, CapacityError> {
+        Ok(Self {
+            inner: Rc::new(Inner::new(config)?),
+        })
+    }
+
+    /// Adds a task, first polled in the next tick. `F` may borrow anything
+    /// that outlives `'a` and need not be `Send`. Its output is `()` or a
+    /// `Result<V, E>`; the handle gives back the value or the failure.
+    ///
+    /// # Errors
+    ///
+    /// [`TrySpawnError::Full`] at the live-task cap,
+    /// [`TrySpawnError::Shutdown`] after shutdown; the future is handed back.
+    pub fn spawn<F, V, E>(&self, future: F) -> Result<JoinHandle<V, E>, TrySpawnError<F>>
+    where
+        F: Future + 'a,
+        F::Output: TaskOutput<Value = V, Error = E>,
+        V: 'a,
+        E: 'a,
+    {
+        self.inner.spawn(future)
+    }
+
+    /// A handle that spawns onto this executor from inside its own tasks
+    /// (the executor itself cannot be borrowed there).
+    #[must_use]
+    pub fn local_spawner(&self) -> LocalSpawner<'a> {
+        LocalSpawner {
+            inner: Rc::clone(&self.inner),
+        }
+    }
+
+    /// A `Send + Sync` handle that submits `Send` futures from any thread.
+    #[must_use]
+    pub fn spawner(&self) -> Spawner {
+        Spawner::new(Arc::clone(&self.inner.shared))
+    }
+
+    /// Takes in waiting submissions, then polls at most `budget` ready
+    /// tasks, oldest wake first, and says what happened. Never parks.
+    ///
+    /// # Panics
+    ///
+    /// When called from inside a task of this executor (see
+    /// [`block_on`](Self::block_on)).
+    pub fn tick(&self, budget: usize) -> TickReport {
+        let _entered = self.inner.enter("tick");
+        self.inner.tick(budget)
+    }
+
+    /// Drives `future` to completion on this thread, running the spawned
+    /// tasks while it waits, and returns its output.
+    ///
+    /// # What it promises
+    ///
+    /// - `future` is polled first at once, then whenever its waker fires,
+    ///   between ticks; spawned tasks run as in [`tick`](Self::tick).
+    /// - When nothing is ready the thread parks: no busy loop. Any waker,
+    ///   from any thread, and any [`Spawner`] submission unparks it; a wake
+    ///   that comes between the check and the park is not lost (the unpark
+    ///   token waits for the park).
+    /// - It returns as soon as `future` is ready, even if tasks remain; they
+    ///   stay queued for the next `tick` or `block_on`.
+    ///
+    /// # Panics
+    ///
+    /// When called from inside a task of this same executor: that would
+    /// deadlock (the task waits for `future`, which waits for the executor,
+    /// which waits for the task), so it panics with a message that says so.
+    /// A panic in `future` itself unwinds to the caller; spawned tasks'
+    /// panics are caught as their failures.
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        self.inner.block_on(future)
+    }
+
+    /// Shuts the executor down: closes the ingress (later submissions are
+    /// handed back as [`TrySpawnError::Shutdown`]), drops every waiting
+    /// submission and every unfinished task's future exactly once, on this
+    /// thread, resolves each of their handles as
+    /// [`Cancelled`](JoinFailure::Cancelled), and reports how many there
+    /// were. Later spawns are refused. Calling it again reports zeros.
+    ///
+    /// # Panics
+    ///
+    /// When called from inside a task of this executor.
+    pub fn shutdown(&self) -> ShutdownReport {
+        self.inner.shutdown()
+    }
+
+    /// Tasks spawned (or taken in) and not finished.
+    #[must_use]
+    pub fn live_tasks(&self) -> usize {
+        self.inner.live.get()
+    }
+
+    /// Wakes that arrived after their task was over, since the executor was
+    /// built. Wraps at `u32::MAX`.
+    #[must_use]
+    pub fn stale_wakes(&self) -> u32 {
+        self.inner.shared.stack.stale_wakes()
+    }
+}
+
+impl Default for LocalExecutor<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for LocalExecutor<'_> {
+    fn drop(&mut self) {
+        if !self.inner.running.get() && !self.inner.closed.get() {
+            self.inner.shutdown();
+        }
+    }
+}
+
+impl fmt::Debug for LocalExecutor<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LocalExecutor")
+            .field("live_tasks", &self.live_tasks())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Spawns onto a [`LocalExecutor`] from inside its tasks. `!Send`, `Clone`.
+///
+/// It keeps the executor's state alive but does not keep it running: after
+/// the executor is shut down or dropped, spawns are refused with
+/// [`TrySpawnError::Shutdown`].
+pub struct LocalSpawner<'a> {
+    inner: Rc<Inner<'a>>,
+}
+
+impl<'a> LocalSpawner<'a> {
+    /// As [`LocalExecutor::spawn`].
+    ///
+    /// # Errors
+    ///
+    /// As [`LocalExecutor::spawn`].
+    pub fn spawn<F, V, E>(&self, future: F) -> Result<JoinHandle<V, E>, TrySpawnError<F>>
+    where
+        F: Future + 'a,
+        F::Output: TaskOutput<Value = V, Error = E>,
+        V: 'a,
+        E: 'a,
+    {
+        self.inner.spawn(future)
+    }
+}
+
+impl Clone for LocalSpawner<'_> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: Rc::clone(&self.inner),
+        }
+    }
+}
+
+impl fmt::Debug for LocalSpawner<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LocalSpawner").finish_non_exhaustive()
+    }
+}

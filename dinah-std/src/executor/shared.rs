@@ -1,0 +1,238 @@
+//! What other threads can reach: each task's [`Header`] (its shared cell and
+//! its `std` waker), the executor's [`Shared`] wake stack and parked thread,
+//! and the bounded ingress behind [`Spawner`].
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::Wake;
+
+use dinah_core::TaskOutput;
+use dinah_core::sched::{Link32, TaskCell, WakeStack};
+
+use super::TrySpawnError;
+use super::join::{Join, JoinHandle, Resolve};
+use crate::sync::{AtomicBool, Mutex, Ordering, Thread, lock};
+
+/// A task's future as the executor stores it: its output says whether the
+/// task succeeded.
+pub(crate) type BoxedTask<'a> = Pin<Box<dyn Future<Output = bool> + 'a>>;
+
+/// One task's shared part: its cell in the scheduling core, and the way
+/// back to its executor. Its `Arc` is the task's waker.
+pub(crate) struct Header {
+    pub(crate) cell: TaskCell<Link32>,
+    shared: Arc<Shared>,
+}
+
+impl Header {
+    pub(crate) fn new(index: u32, shared: &Arc<Shared>) -> Arc<Self> {
+        Arc::new(Self {
+            cell: TaskCell::new(Link32::new(index)),
+            shared: Arc::clone(shared),
+        })
+    }
+
+    /// Requests cancellation of generation `generation` of this cell; a
+    /// task already over (or a cell reused since) is left alone.
+    pub(crate) fn cancel(&self, generation: u32) {
+        if let Ok(true) = self.shared.stack.cancel(&self.cell, generation) {
+            self.shared.thread.unpark();
+        }
+    }
+}
+
+impl Wake for Header {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    /// Sets the cell's `QUEUED` bit and pushes it on the wake stack (the
+    /// scheduling core's rules: coalesced when queued, counted when stale),
+    /// then unparks the executor's thread. Never polls, never locks.
+    fn wake_by_ref(self: &Arc<Self>) {
+        if let Ok(true) = self.shared.stack.wake(&self.cell) {
+            self.shared.thread.unpark();
+        }
+    }
+}
+
+/// A future submitted through the ingress, with its join, not yet taken in.
+pub(crate) trait Submission: Send {
+    /// Hands the future (wrapped) and its join to the executor.
+    fn admit(self: Box<Self>) -> (BoxedTask<'static>, Arc<dyn Resolve + Send + Sync>);
+}
+
+struct Remote<F, V, E> {
+    future: Option<F>,
+    join: Arc<Join<V, E>>,
+}
+
+impl<F, V, E> Submission for Remote<F, V, E>
+where
+    F: Future + Send + 'static,
+    F::Output: TaskOutput<Value = V, Error = E>,
+    V: Send + 'static,
+    E: Send + 'static,
+{
+    fn admit(mut self: Box<Self>) -> (BoxedTask<'static>, Arc<dyn Resolve + Send + Sync>) {
+        let future = self.future.take().expect("a submission is admitted once");
+        let join = Arc::clone(&self.join);
+        (Box::pin(super::wrap(future, Arc::clone(&join))), join)
+    }
+}
+
+impl<F, V, E> Drop for Remote<F, V, E> {
+    /// A submission dropped before the executor took it in (shutdown):
+    /// the future is dropped first, then its handle resolves `Cancelled`.
+    fn drop(&mut self) {
+        if let Some(future) = self.future.take() {
+            drop(future);
+            self.join.abort(super::join::Abort::Cancelled);
+        }
+    }
+}
+
+struct Ingress {
+    items: VecDeque<Box<dyn Submission>>,
+    open: bool,
+}
+
+/// The executor's state that wakers and spawners on other threads reach.
+pub(crate) struct Shared {
+    pub(crate) stack: WakeStack,
+    /// The thread that runs the executor (it cannot move: it is `!Send`).
+    pub(crate) thread: Thread,
+    ingress: Mutex<Ingress>,
+    /// Something waits in the ingress.
+    pending: AtomicBool,
+    capacity: usize,
+}
+
+impl Shared {
+    /// `items` has room reserved for `capacity` submissions.
+    pub(crate) fn new(
+        thread: Thread,
+        capacity: usize,
+        items: VecDeque<Box<dyn Submission>>,
+    ) -> Self {
+        Self {
+            stack: WakeStack::new(),
+            thread,
+            capacity,
+            ingress: Mutex::new(Ingress { items, open: true }),
+            pending: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether a submission waits.
+    pub(crate) fn has_pending(&self) -> bool {
+        self.pending.load(Ordering::Acquire)
+    }
+
+    /// Takes up to `room` submissions, oldest first.
+    pub(crate) fn take_pending(&self, room: usize) -> Vec<Box<dyn Submission>> {
+        if !self.has_pending() || room == 0 {
+            return Vec::new();
+        }
+        let mut ingress = lock(&self.ingress);
+        let count = room.min(ingress.items.len());
+        let taken: Vec<_> = ingress.items.drain(..count).collect();
+        self.pending
+            .store(!ingress.items.is_empty(), Ordering::Release);
+        taken
+    }
+
+    /// Closes the ingress for good and returns what waited in it.
+    pub(crate) fn close(&self) -> Vec<Box<dyn Submission>> {
+        let mut ingress = lock(&self.ingress);
+        ingress.open = false;
+        self.pending.store(false, Ordering::Release);
+        ingress.items.drain(..).collect()
+    }
+
+    fn submit<F, V, E>(&self, future: F) -> Result<JoinHandle<V, E>, TrySpawnError<F>>
+    where
+        F: Future + Send + 'static,
+        F::Output: TaskOutput<Value = V, Error = E>,
+        V: Send + 'static,
+        E: Send + 'static,
+    {
+        {
+            let mut ingress = lock(&self.ingress);
+            if !ingress.open {
+                return Err(TrySpawnError::Shutdown(future));
+            }
+            if ingress.items.len() >= self.capacity {
+                return Err(TrySpawnError::Full(future));
+            }
+            let join = Join::new(None);
+            ingress.items.push_back(Box::new(Remote {
+                future: Some(future),
+                join: Arc::clone(&join),
+            }));
+            self.pending.store(true, Ordering::Release);
+            drop(ingress);
+            self.thread.unpark();
+            Ok(JoinHandle::new(join))
+        }
+    }
+}
+
+/// Hands `Send` futures to a [`LocalExecutor`](crate::LocalExecutor) from any
+/// thread, through its bounded ingress. `Send + Sync + Clone`.
+///
+/// # Guarantees
+///
+/// - [`try_spawn`](Self::try_spawn) never blocks on the executor and never
+///   waits for room: a full ingress or a shut-down executor hands the future
+///   back.
+/// - Once accepted, a future belongs to the executor: it is taken in at the
+///   executor's next tick (while its live-task cap allows, oldest first) and
+///   polled there, or dropped at shutdown, on the executor's thread, with
+///   its handle resolved [`Cancelled`](crate::JoinFailure::Cancelled).
+///   Exactly one of the two, exactly once.
+pub struct Spawner {
+    shared: Arc<Shared>,
+}
+
+impl Spawner {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        Self { shared }
+    }
+
+    /// Submits `future` and wakes the executor's thread.
+    ///
+    /// # Errors
+    ///
+    /// [`TrySpawnError::Full`] when the ingress holds its capacity of
+    /// submissions not yet taken in, [`TrySpawnError::Shutdown`] when the
+    /// executor has shut down or been dropped. The future is handed back.
+    pub fn try_spawn<F, V, E>(&self, future: F) -> Result<JoinHandle<V, E>, TrySpawnError<F>>
+    where
+        F: Future + Send + 'static,
+        F::Output: TaskOutput<Value = V, Error = E>,
+        V: Send + 'static,
+        E: Send + 'static,
+    {
+        self.shared.submit(future)
+    }
+}
+
+impl Clone for Spawner {
+    fn clone(&self) -> Self {
+        Self {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl fmt::Debug for Spawner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Spawner")
+            .field("capacity", &self.shared.capacity)
+            .finish_non_exhaustive()
+    }
+}

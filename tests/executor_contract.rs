@@ -1,5 +1,6 @@
 //! The executor contract, written once for every async executor dinah ships
-//! (today the core `AsyncExecutor`): the seed's deterministic facts. A wake
+//! (the core `AsyncExecutor` and the hosted `LocalExecutor`): the seed's
+//! deterministic facts. A wake
 //! enqueues and never polls; `yield_once` is polled twice; chunked work on
 //! two tasks interleaves; a task that always wakes itself cannot starve the
 //! others; ready tasks run in wake order.
@@ -7,9 +8,11 @@
 use std::cell::RefCell;
 use std::future::{Future, poll_fn};
 use std::pin::{Pin, pin};
+use std::sync::{Barrier, Mutex};
 use std::task::{Poll, Waker};
+use std::thread::{self, Thread};
 
-use dinah::{AsyncExecutor, chunked, yield_now};
+use dinah::{AsyncExecutor, LocalExecutor, ReadyQueue, chunked, yield_now};
 
 mod support;
 use support::models::{EXECUTOR_SLOTS, fresh_queue};
@@ -21,6 +24,22 @@ trait ExecutorFamily {
     /// Spawns `tasks` in order, then runs exactly `ticks` ticks, calling
     /// `between(n)` before tick `n`; returns how many tasks each tick polled.
     fn run(tasks: Vec<TaskFuture<'_>>, ticks: usize, between: &mut dyn FnMut(usize)) -> Vec<usize>;
+
+    /// Drives `main` to completion on this thread, parking it whenever
+    /// nothing is ready.
+    fn block_on(main: TaskFuture<'_>);
+}
+
+/// Threads that the core executor's pender unparks: those parked in
+/// `Core::block_on`'s idle hook.
+static PARKED: Mutex<Vec<Thread>> = Mutex::new(Vec::new());
+
+static QUEUES: Mutex<Vec<&'static ReadyQueue<EXECUTOR_SLOTS>>> = Mutex::new(Vec::new());
+
+fn unpark_all() {
+    for thread in PARKED.lock().unwrap().iter() {
+        thread.unpark();
+    }
 }
 
 /// The core `AsyncExecutor`, each task stored as `Some(borrowed future)`.
@@ -41,6 +60,44 @@ impl ExecutorFamily for Core {
                 executor.tick(usize::MAX).polled
             })
             .collect()
+    }
+
+    fn block_on(main: TaskFuture<'_>) {
+        // A queue whose pender unparks this thread: the binary's part of the
+        // contract for wakes from other threads.
+        let queue: &'static ReadyQueue<EXECUTOR_SLOTS> =
+            Box::leak(Box::new(ReadyQueue::with_pender(unpark_all)));
+        // Kept reachable, so that Miri and LeakSanitizer see no leak.
+        QUEUES.lock().unwrap().push(queue);
+        PARKED.lock().unwrap().push(thread::current());
+        let mut executor: AsyncExecutor<'_, EXECUTOR_SLOTS> = AsyncExecutor::new(queue).unwrap();
+        executor.run_until(main, usize::MAX, thread::park);
+    }
+}
+
+/// The hosted `LocalExecutor`, each task spawned onto the heap (borrowing
+/// the test's state: its futures need not be `'static`).
+struct Hosted;
+
+impl ExecutorFamily for Hosted {
+    fn run(tasks: Vec<TaskFuture<'_>>, ticks: usize, between: &mut dyn FnMut(usize)) -> Vec<usize> {
+        let executor = LocalExecutor::new();
+        let handles: Vec<_> = tasks
+            .into_iter()
+            .map(|task| executor.spawn(task).unwrap())
+            .collect();
+        let polled = (0..ticks)
+            .map(|n| {
+                between(n);
+                executor.tick(usize::MAX).polled
+            })
+            .collect();
+        drop(handles);
+        polled
+    }
+
+    fn block_on(main: TaskFuture<'_>) {
+        LocalExecutor::new().block_on(main);
     }
 }
 
@@ -133,13 +190,44 @@ fn ready_tasks_run_in_wake_order<F: ExecutorFamily>() {
     assert_eq!(*order.borrow(), [2, 0, 1]);
 }
 
+fn a_wake_from_another_thread_unparks_block_on<F: ExecutorFamily>() {
+    let parked: Mutex<Option<Waker>> = Mutex::new(None);
+    let barrier = Barrier::new(2);
+    let polls = Mutex::new(0);
+    thread::scope(|scope| {
+        scope.spawn(|| {
+            // Released once the main future has parked its waker and gone
+            // Pending; from here on, only this wake can make it ready.
+            barrier.wait();
+            parked.lock().unwrap().take().expect("parked").wake();
+        });
+        let mut released = false;
+        F::block_on(pin!(poll_fn(|cx| {
+            *polls.lock().unwrap() += 1;
+            if released {
+                return Poll::Ready(());
+            }
+            released = true;
+            *parked.lock().unwrap() = Some(cx.waker().clone());
+            barrier.wait();
+            Poll::Pending
+        })));
+    });
+    assert_eq!(
+        *polls.lock().unwrap(),
+        2,
+        "polled once, then once after the wake"
+    );
+}
+
 support::contract!(
-    [core_async_executor: Core],
+    [core_async_executor: Core, local_executor: Hosted],
     [
         yield_once_is_polled_twice,
         chunked_work_on_two_tasks_interleaves,
         a_wake_enqueues_and_never_polls,
         a_self_waking_task_cannot_starve_the_others,
         ready_tasks_run_in_wake_order,
+        a_wake_from_another_thread_unparks_block_on,
     ]
 );

@@ -371,3 +371,114 @@ fn async_executor() {
         }
     }
 }
+
+// The hosted LocalExecutor, capped at 4 live tasks: the fifth is handed back.
+
+use dinah::{ExecutorConfig, JoinFailure, LocalExecutor, TrySpawnError};
+
+fn run_local_case(outcome: Outcome, cancel: Cancel, position: Position) {
+    let label = format!("{outcome:?} / cancel {cancel:?} / {position:?} / LocalExecutor");
+    const CAP: usize = 4;
+    let subject = position.index().min(CAP - 1);
+    let polls: Vec<AtomicUsize> = (0..=CAP).map(|_| AtomicUsize::new(0)).collect();
+    let drops: Vec<AtomicUsize> = (0..=CAP).map(|_| AtomicUsize::new(0)).collect();
+    {
+        let task = |index: usize| {
+            let (polls, guard) = (&polls[index], Dropped(&drops[index]));
+            let mut yielded = false;
+            poll_fn(move |cx| {
+                let _owned = &guard;
+                polls.fetch_add(1, Ordering::SeqCst);
+                if !yielded {
+                    yielded = true;
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                Poll::Ready(match outcome {
+                    _ if index != subject => Ok(index),
+                    Outcome::Ok => Ok(index),
+                    Outcome::Err => Err(index),
+                    Outcome::Panic => panic!("{}", SUBJECT_PANIC),
+                })
+            })
+        };
+        let executor = LocalExecutor::with_config(ExecutorConfig {
+            max_tasks: Some(CAP),
+            ..ExecutorConfig::default()
+        })
+        .unwrap();
+        let mut handles = Vec::new();
+        let mut handed_back = None;
+        for index in 0..=CAP {
+            match executor.spawn(task(index)) {
+                Ok(handle) => handles.push(handle),
+                Err(TrySpawnError::Full(task)) => handed_back = Some(task),
+                Err(other) => panic!("{label}: {other}"),
+            }
+        }
+        let handed_back = handed_back.expect("the fifth task does not fit");
+        assert_eq!(
+            polls[CAP].load(Ordering::SeqCst),
+            0,
+            "{label}: handed back intact"
+        );
+        if cancel == Cancel::BeforeStart {
+            assert!(handles[subject].cancel());
+        }
+        for round in 0.. {
+            assert!(round < 16, "{label}: the run must end");
+            // A panicking task never unwinds out of the tick.
+            if !executor.tick(usize::MAX).work_remaining {
+                break;
+            }
+            if round == 0 && cancel == Cancel::WhileRunning {
+                assert!(handles[subject].cancel());
+            }
+        }
+        let results: Vec<_> = handles.iter_mut().map(|h| h.try_take()).collect();
+        let expected = match (cancel, outcome) {
+            (Cancel::BeforeStart | Cancel::WhileRunning, _) => Err(JoinFailure::Cancelled),
+            (Cancel::Never, Outcome::Ok) => Ok(subject),
+            (Cancel::Never, Outcome::Err) => Err(JoinFailure::Returned(subject)),
+            (Cancel::Never, Outcome::Panic) => Err(JoinFailure::Panicked(SUBJECT_PANIC.into())),
+        };
+        assert_eq!(results[subject], Some(expected), "{label}");
+        let subject_polls = polls[subject].load(Ordering::SeqCst);
+        match cancel {
+            Cancel::BeforeStart => assert_eq!(subject_polls, 0, "{label}"),
+            Cancel::WhileRunning => assert_eq!(subject_polls, 1, "{label}"),
+            Cancel::Never => assert_eq!(subject_polls, 2, "{label}"),
+        }
+        for (index, result) in results.iter().enumerate().filter(|&(i, _)| i != subject) {
+            assert_eq!(result, &Some(Ok(index)), "{label}: {index}");
+        }
+        // A finished handle cannot cancel any more.
+        assert!(!handles[subject].cancel(), "{label}");
+        // The handed-back task runs once there is room.
+        let mut late = executor
+            .spawn(handed_back)
+            .unwrap_or_else(|_| panic!("{label}: there is room"));
+        while executor.tick(usize::MAX).work_remaining {}
+        assert_eq!(late.try_take(), Some(Ok(CAP)), "{label}");
+        assert_eq!(executor.shutdown().left(), 0, "{label}: nothing left");
+    }
+    for (index, count) in drops.iter().enumerate() {
+        assert_eq!(
+            count.load(Ordering::SeqCst),
+            1,
+            "{label}: task {index} dropped once"
+        );
+    }
+}
+
+#[test]
+fn local_executor() {
+    support::quiet_panics_containing(&[SUBJECT_PANIC]);
+    for outcome in [Outcome::Ok, Outcome::Err, Outcome::Panic] {
+        for cancel in [Cancel::Never, Cancel::BeforeStart, Cancel::WhileRunning] {
+            for position in [Position::First, Position::Middle, Position::Last] {
+                run_local_case(outcome, cancel, position);
+            }
+        }
+    }
+}

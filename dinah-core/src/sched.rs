@@ -440,12 +440,10 @@ impl WakeStack {
         let mut head = self.head.load(Ordering::Relaxed);
         loop {
             cell.set_link(head);
-            match self.head.compare_exchange_weak(
-                head,
-                entry,
-                Ordering::Release,
-                Ordering::Relaxed,
-            ) {
+            match self
+                .head
+                .compare_exchange_weak(head, entry, Ordering::Release, Ordering::Relaxed)
+            {
                 Ok(_) => break,
                 Err(actual) => head = actual,
             }

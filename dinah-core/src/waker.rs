@@ -52,8 +52,8 @@ use core::ptr;
 use core::task::{RawWaker, RawWakerVTable, Waker};
 
 use crate::sched::{
-    CancelRefused, QUEUED, GEN_MAX, Life, Link16, REF_MAX, REF_ONE, Stale, TaskCell, WakeStack, Word,
-    const_unless_loom,
+    CancelRefused, GEN_MAX, Life, Link16, QUEUED, REF_MAX, REF_ONE, Stale, TaskCell, WakeStack,
+    Word, const_unless_loom,
 };
 use crate::sync::{AtomicBool, Ordering};
 use crate::{TaskId, TaskState};

@@ -128,7 +128,6 @@ impl<V, E> Join<V, E> {
             waker.wake();
         }
     }
-
 }
 
 impl<V, E> Resolve for Join<V, E> {

@@ -414,7 +414,10 @@ impl<'a> Inner<'a> {
                 }
                 continue;
             }
-            let word = self.slots.borrow()[index as usize].header.cell.take_queued();
+            let word = self.slots.borrow()[index as usize]
+                .header
+                .cell
+                .take_queued();
             match tally.step(word) {
                 Step::Release => self.release(index),
                 Step::Cancel => {
@@ -449,7 +452,10 @@ impl<'a> Inner<'a> {
                 slot.header.cell.set_life(Life::Running);
             }
             let task = slot.task.take()?;
-            (task, std::mem::replace(&mut slot.waker, Waker::noop().clone()))
+            (
+                task,
+                std::mem::replace(&mut slot.waker, Waker::noop().clone()),
+            )
         };
         self.shared.stack.set_polling(index + 1);
         let poll = catch_unwind(AssertUnwindSafe(|| {
@@ -478,7 +484,10 @@ impl<'a> Inner<'a> {
     /// Ends the task in slot `index`; frees the slot unless it is still
     /// queued (then it is freed when taken off).
     fn end(&self, index: u32, life: Life) {
-        let word = self.slots.borrow()[index as usize].header.cell.set_life(life);
+        let word = self.slots.borrow()[index as usize]
+            .header
+            .cell
+            .set_life(life);
         self.live.set(self.live.get() - 1);
         if !word.is_queued() {
             self.free.borrow_mut().push(index);

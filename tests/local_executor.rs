@@ -1,0 +1,512 @@
+//! The hosted `LocalExecutor`'s own promises, beyond the shared executor
+//! contract: join handles, caught panics, `block_on` re-entry, the bounded
+//! `Spawner` ingress, and shutdown.
+
+use std::cell::{Cell, RefCell};
+use std::future::poll_fn;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier, Mutex};
+use std::task::{Poll, Waker};
+use std::thread::{self, ThreadId};
+
+use dinah::{
+    CapacityError, ExecutorConfig, JoinFailure, LocalExecutor, TaskFailureKind, TrySpawnError,
+    yield_now,
+};
+
+mod support;
+
+/// Counts its drops and remembers the thread of the last one.
+struct DropProbe {
+    drops: Arc<AtomicUsize>,
+    thread: Arc<Mutex<Option<ThreadId>>>,
+}
+
+impl DropProbe {
+    fn new() -> (Self, Arc<AtomicUsize>, Arc<Mutex<Option<ThreadId>>>) {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let thread = Arc::new(Mutex::new(None));
+        let probe = Self {
+            drops: Arc::clone(&drops),
+            thread: Arc::clone(&thread),
+        };
+        (probe, drops, thread)
+    }
+}
+
+impl Drop for DropProbe {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::SeqCst);
+        *self.thread.lock().unwrap() = Some(thread::current().id());
+    }
+}
+
+/// A future that never finishes.
+async fn forever() {
+    std::future::pending::<()>().await;
+}
+
+#[test]
+fn handles_give_values_errors_and_failure_kinds() {
+    let executor = LocalExecutor::new();
+    let value = executor.spawn(async { Ok::<_, ()>(7) }).unwrap();
+    let unit = executor.spawn(async {}).unwrap();
+    let error = executor.spawn(async { Err::<(), _>("bad input") }).unwrap();
+    let (value, unit, error) = executor.block_on(async { (value.await, unit.await, error.await) });
+    assert_eq!(value, Ok(7));
+    assert_eq!(unit, Ok(()));
+    let failure = error.unwrap_err();
+    assert_eq!(failure, JoinFailure::Returned("bad input"));
+    assert_eq!(failure.kind(), TaskFailureKind::ReturnedError);
+    assert_eq!(failure.to_string(), "task returned an error: bad input");
+}
+
+#[test]
+fn a_panicking_task_fails_alone_with_its_message() {
+    support::quiet_panics_containing(&["task 3 fell over"]);
+    let executor = LocalExecutor::new();
+    let ran = Rc::new(Cell::new(0));
+    let mut handles = Vec::new();
+    for n in 0..5 {
+        let ran = Rc::clone(&ran);
+        handles.push(
+            executor
+                .spawn(async move {
+                    yield_now().await;
+                    assert!(n != 3, "task {n} fell over");
+                    ran.set(ran.get() + 1);
+                    Ok::<_, ()>(n)
+                })
+                .unwrap(),
+        );
+    }
+    // Never unwinds out of the tick.
+    while executor.tick(usize::MAX).work_remaining {}
+    assert_eq!(ran.get(), 4, "the other four ran");
+    for (n, handle) in handles.iter_mut().enumerate() {
+        let result = handle.try_take().expect("finished");
+        if n == 3 {
+            let failure = result.unwrap_err();
+            assert_eq!(failure.kind(), TaskFailureKind::Panicked);
+            assert_eq!(failure, JoinFailure::Panicked("task 3 fell over".into()));
+        } else {
+            assert_eq!(result, Ok(n));
+        }
+    }
+    assert_eq!(executor.live_tasks(), 0);
+}
+
+#[test]
+fn cancel_drops_the_future_once_and_never_polls_it_again() {
+    let executor = LocalExecutor::new();
+    let (probe, drops, _) = DropProbe::new();
+    let polls = Rc::new(Cell::new(0));
+    let handle = {
+        let polls = Rc::clone(&polls);
+        executor
+            .spawn(async move {
+                let _probe = probe;
+                // Yields until cancelled (the bound is never reached).
+                while polls.get() < u32::MAX {
+                    polls.set(polls.get() + 1);
+                    yield_now().await;
+                }
+            })
+            .unwrap()
+    };
+    executor.tick(usize::MAX);
+    executor.tick(usize::MAX);
+    assert_eq!(polls.get(), 2);
+    assert!(!handle.is_finished());
+    assert!(handle.cancel());
+    // Requested, not yet carried out: the next scheduling point does it.
+    assert_eq!(drops.load(Ordering::SeqCst), 0);
+    let report = executor.tick(usize::MAX);
+    assert_eq!((report.cancelled, report.polled), (1, 0));
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    assert!(handle.is_finished());
+    assert!(!handle.cancel(), "already over");
+    assert_eq!(executor.block_on(handle), Err(JoinFailure::Cancelled));
+    assert_eq!(polls.get(), 2);
+}
+
+#[test]
+fn a_dropped_handle_detaches_the_task() {
+    let executor = LocalExecutor::new();
+    let done = Rc::new(Cell::new(false));
+    {
+        let done = Rc::clone(&done);
+        drop(
+            executor
+                .spawn(async move {
+                    yield_now().await;
+                    done.set(true);
+                })
+                .unwrap(),
+        );
+    }
+    while executor.tick(usize::MAX).work_remaining {}
+    assert!(done.get(), "it ran to its end without a handle");
+}
+
+#[test]
+fn try_take_is_non_blocking_and_hands_out_once() {
+    let executor = LocalExecutor::new();
+    let mut handle = executor
+        .spawn(async {
+            yield_now().await;
+            Ok::<_, ()>("done")
+        })
+        .unwrap();
+    assert_eq!(handle.try_take(), None, "still running");
+    executor.tick(usize::MAX);
+    assert_eq!(handle.try_take(), None, "one more poll to go");
+    executor.tick(usize::MAX);
+    assert_eq!(handle.try_take(), Some(Ok("done")));
+    assert_eq!(handle.try_take(), None, "handed out once");
+}
+
+#[test]
+fn a_task_can_spawn_the_next_one() {
+    let executor = LocalExecutor::new();
+    let spawner = executor.local_spawner();
+    let depth = Rc::new(Cell::new(0));
+    fn chain(spawner: dinah::LocalSpawner<'static>, depth: Rc<Cell<u32>>, left: u32) {
+        let next = spawner.clone();
+        spawner
+            .spawn(async move {
+                depth.set(depth.get() + 1);
+                if left > 0 {
+                    chain(next, depth, left - 1);
+                }
+            })
+            .unwrap();
+    }
+    chain(spawner, Rc::clone(&depth), 99);
+    while executor.tick(usize::MAX).work_remaining {}
+    assert_eq!(depth.get(), 100);
+}
+
+#[test]
+fn block_on_inside_a_task_of_the_same_executor_fails_with_a_message() {
+    support::quiet_panics_containing(&["inside a task of the same executor"]);
+    let executor = Rc::new(LocalExecutor::new());
+    let inner = Rc::clone(&executor);
+    let handle = executor
+        .spawn(async move {
+            inner.block_on(async {});
+        })
+        .unwrap();
+    let result = executor.block_on(handle);
+    let Err(JoinFailure::Panicked(message)) = result else {
+        panic!("expected the nested block_on to fail, got {result:?}");
+    };
+    assert!(
+        message.contains("LocalExecutor::block_on called from inside a task of the same executor"),
+        "{message}"
+    );
+    assert!(message.contains("deadlock"), "{message}");
+    // The executor itself is fine afterwards.
+    assert_eq!(executor.block_on(async { 5 }), 5);
+}
+
+#[test]
+fn block_on_of_another_executor_inside_a_task_is_allowed() {
+    let outer = LocalExecutor::new();
+    let handle = outer
+        .spawn(async {
+            let inner = LocalExecutor::new();
+            let task = inner.spawn(async { Ok::<_, ()>(3) }).unwrap();
+            inner.block_on(task)
+        })
+        .unwrap();
+    assert_eq!(outer.block_on(handle), Ok(3));
+}
+
+#[test]
+fn the_live_task_cap_hands_the_future_back() {
+    let executor = LocalExecutor::with_config(ExecutorConfig {
+        max_tasks: Some(2),
+        ..ExecutorConfig::default()
+    })
+    .unwrap();
+    let _a = executor.spawn(forever()).unwrap();
+    let _b = executor.spawn(forever()).unwrap();
+    let refused = executor.spawn(async { Ok::<_, ()>(9) });
+    let Err(TrySpawnError::Full(future)) = refused else {
+        panic!("expected Full");
+    };
+    assert_eq!(executor.live_tasks(), 2);
+    // The handed-back future is intact: it runs elsewhere.
+    assert_eq!(LocalExecutor::new().block_on(future), Ok(9));
+}
+
+#[test]
+fn zero_sizes_are_refused() {
+    for config in [
+        ExecutorConfig {
+            max_tasks: Some(0),
+            ..ExecutorConfig::default()
+        },
+        ExecutorConfig {
+            ingress_capacity: 0,
+            ..ExecutorConfig::default()
+        },
+    ] {
+        assert_eq!(
+            LocalExecutor::with_config(config).map(drop),
+            Err(CapacityError::Zero),
+            "{config:?}"
+        );
+    }
+}
+
+#[test]
+fn spawner_hands_work_in_from_other_threads() {
+    let executor = LocalExecutor::new();
+    let spawner = executor.spawner();
+    let handles = thread::scope(|scope| {
+        (0..4)
+            .map(|n| {
+                let spawner = spawner.clone();
+                scope.spawn(move || {
+                    spawner
+                        .try_spawn(async move { Ok::<_, ()>(n * 10) })
+                        .unwrap()
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|thread| thread.join().unwrap())
+            .collect::<Vec<_>>()
+    });
+    let results = executor.block_on(async {
+        let mut results = Vec::new();
+        for handle in handles {
+            results.push(handle.await);
+        }
+        results
+    });
+    assert_eq!(results, [Ok(0), Ok(10), Ok(20), Ok(30)]);
+}
+
+#[test]
+fn a_full_ingress_hands_the_future_back() {
+    let executor = LocalExecutor::with_config(ExecutorConfig {
+        ingress_capacity: 2,
+        ..ExecutorConfig::default()
+    })
+    .unwrap();
+    let spawner = executor.spawner();
+    let first = spawner.try_spawn(async { Ok::<_, ()>(1) }).unwrap();
+    let second = spawner.try_spawn(async { Ok::<_, ()>(2) }).unwrap();
+    let Err(TrySpawnError::Full(third)) = spawner.try_spawn(async { Ok::<_, ()>(3) }) else {
+        panic!("expected Full");
+    };
+    // A tick takes the two in; then there is room again.
+    executor.tick(usize::MAX);
+    let third = spawner.try_spawn(third).unwrap();
+    let results = executor.block_on(async { (first.await, second.await, third.await) });
+    assert_eq!(results, (Ok(1), Ok(2), Ok(3)));
+}
+
+#[test]
+fn submissions_wait_in_the_ingress_while_the_cap_is_reached() {
+    let executor = LocalExecutor::with_config(ExecutorConfig {
+        max_tasks: Some(1),
+        ingress_capacity: 4,
+    })
+    .unwrap();
+    let blocker = executor.spawn(forever()).unwrap();
+    let mut waiting = executor
+        .spawner()
+        .try_spawn(async { Ok::<_, ()>("ran") })
+        .unwrap();
+    for _ in 0..3 {
+        executor.tick(usize::MAX);
+    }
+    assert_eq!(waiting.try_take(), None, "still waiting for room");
+    assert!(blocker.cancel());
+    executor.tick(usize::MAX); // the cancellation frees the room
+    while executor.tick(usize::MAX).work_remaining {}
+    assert_eq!(waiting.try_take(), Some(Ok("ran")));
+}
+
+#[test]
+fn a_submission_cancelled_before_it_is_taken_in_never_runs() {
+    let executor = LocalExecutor::new();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let handle = {
+        let ran = Arc::clone(&ran);
+        executor
+            .spawner()
+            .try_spawn(async move {
+                ran.fetch_add(1, Ordering::SeqCst);
+            })
+            .unwrap()
+    };
+    assert!(handle.cancel());
+    assert_eq!(executor.block_on(handle), Err(JoinFailure::Cancelled));
+    assert_eq!(ran.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn shutdown_drops_everything_once_on_the_executor_thread_and_reports_it() {
+    let executor = LocalExecutor::with_config(ExecutorConfig {
+        max_tasks: Some(2),
+        ingress_capacity: 8,
+    })
+    .unwrap();
+    let mut probes = Vec::new();
+    let mut handles = Vec::new();
+    for _ in 0..2 {
+        let (probe, drops, thread) = DropProbe::new();
+        probes.push((drops, thread));
+        handles.push(
+            executor
+                .spawn(async move {
+                    let _probe = probe;
+                    forever().await;
+                })
+                .unwrap(),
+        );
+    }
+    executor.tick(usize::MAX);
+    // Two more from another thread: they wait (the cap is reached).
+    let spawner = executor.spawner();
+    let remote: Vec<_> = thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                (0..2)
+                    .map(|_| {
+                        let (probe, drops, thread) = DropProbe::new();
+                        let handle = spawner
+                            .try_spawn(async move {
+                                let _probe = probe;
+                            })
+                            .unwrap();
+                        (handle, drops, thread)
+                    })
+                    .collect()
+            })
+            .join()
+            .unwrap()
+    });
+    let report = executor.shutdown();
+    assert_eq!(report.cancelled_tasks, 2);
+    assert_eq!(report.cancelled_submissions, 2);
+    assert_eq!(report.left(), 4);
+    let here = thread::current().id();
+    for (drops, thread) in probes
+        .iter()
+        .map(|(drops, thread)| (drops, thread))
+        .chain(remote.iter().map(|(_, drops, thread)| (drops, thread)))
+    {
+        assert_eq!(drops.load(Ordering::SeqCst), 1, "dropped exactly once");
+        assert_eq!(
+            *thread.lock().unwrap(),
+            Some(here),
+            "on the executor's thread"
+        );
+    }
+    for mut handle in handles {
+        assert_eq!(handle.try_take(), Some(Err(JoinFailure::Cancelled)));
+    }
+    for (mut handle, _, _) in remote {
+        assert_eq!(handle.try_take(), Some(Err(JoinFailure::Cancelled)));
+    }
+    // Closed for good: both doors hand the future back.
+    assert!(matches!(
+        executor.spawn(async {}),
+        Err(TrySpawnError::Shutdown(_))
+    ));
+    assert!(matches!(
+        spawner.try_spawn(async {}),
+        Err(TrySpawnError::Shutdown(_))
+    ));
+    assert_eq!(
+        executor.shutdown(),
+        Default::default(),
+        "nothing left the second time"
+    );
+}
+
+#[test]
+fn dropping_the_executor_shuts_it_down() {
+    let (probe, drops, _) = DropProbe::new();
+    let executor = LocalExecutor::new();
+    let spawner = executor.spawner();
+    let mut handle = executor
+        .spawn(async move {
+            let _probe = probe;
+            forever().await;
+        })
+        .unwrap();
+    executor.tick(usize::MAX);
+    drop(executor);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    assert_eq!(handle.try_take(), Some(Err(JoinFailure::Cancelled)));
+    let refused = spawner.try_spawn(async {});
+    assert!(matches!(refused, Err(TrySpawnError::Shutdown(_))));
+}
+
+#[test]
+fn a_handle_cancels_from_another_thread_and_is_awaited_there() {
+    let executor = LocalExecutor::new();
+    let handle = executor.spawn(forever()).unwrap();
+    executor.tick(usize::MAX);
+    let barrier = Barrier::new(2);
+    thread::scope(|scope| {
+        let waiter = scope.spawn(|| {
+            assert!(handle.cancel());
+            barrier.wait();
+            // Awaited on this thread, resolved by the executor's.
+            LocalExecutor::new().block_on(handle)
+        });
+        barrier.wait();
+        // The cancel woke the executor; this tick carries it out.
+        executor.block_on(async {
+            yield_now().await;
+        });
+        assert_eq!(waiter.join().unwrap(), Err(JoinFailure::Cancelled));
+    });
+}
+
+#[test]
+fn stale_wakes_are_counted_and_ignored() {
+    let executor = LocalExecutor::new();
+    let parked: Rc<RefCell<Option<Waker>>> = Rc::default();
+    let handle = {
+        let parked = Rc::clone(&parked);
+        executor
+            .spawn(poll_fn(move |cx| {
+                *parked.borrow_mut() = Some(cx.waker().clone());
+                Poll::Ready(())
+            }))
+            .unwrap()
+    };
+    executor.tick(usize::MAX);
+    assert!(handle.is_finished());
+    let waker = parked.borrow_mut().take().unwrap();
+    waker.wake_by_ref();
+    let report = executor.tick(usize::MAX);
+    assert_eq!((report.polled, report.stale_wakes), (0, 1));
+    assert_eq!(executor.stale_wakes(), 1);
+    // The cell is not reused while this waker lives; a new task is safe.
+    let next = executor.spawn(async { Ok::<_, ()>(1) }).unwrap();
+    waker.wake();
+    assert_eq!(executor.block_on(next), Ok(1));
+}
+
+#[test]
+fn a_panic_in_block_on_s_own_future_unwinds_and_leaves_the_executor_usable() {
+    support::quiet_panics_containing(&["main future failed"]);
+    let executor = LocalExecutor::new();
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        executor.block_on(async { panic!("main future failed") })
+    }));
+    assert!(result.is_err());
+    assert_eq!(executor.block_on(async { 1 }), 1);
+}

@@ -12,3 +12,8 @@ fn transitions_match_the_tables() {
 fn the_async_executor_matches_its_model() {
     support::for_random_bytes(2048, 120, support::models::check_executor);
 }
+
+#[test]
+fn the_local_executor_matches_its_model() {
+    support::for_random_bytes(2048, 120, support::models::check_local_executor);
+}

@@ -630,3 +630,241 @@ pub(crate) fn check_executor(bytes: &[u8]) {
         }
     }
 }
+
+// The hosted LocalExecutor against a model of the same scheduling rules,
+// with handles instead of ids, a live-task cap instead of slots, and
+// shutdown.
+
+use dinah::{ExecutorConfig, JoinFailure, JoinHandle, LocalExecutor, TrySpawnError};
+
+/// A hosted task as the model sees it.
+#[derive(Debug)]
+struct HostedTask {
+    life: ModelLife,
+    queued: bool,
+    cancel: bool,
+    taken: bool,
+    steps: Vec<Step>,
+    polls: usize,
+}
+
+impl HostedTask {
+    fn live(&self) -> bool {
+        matches!(self.life, ModelLife::Pending | ModelLife::Running)
+    }
+}
+
+#[derive(Default)]
+struct HostedModel {
+    tasks: Vec<HostedTask>,
+    ready: std::collections::VecDeque<usize>,
+    stack: Vec<usize>,
+    closed: bool,
+}
+
+impl HostedModel {
+    fn live(&self) -> usize {
+        self.tasks.iter().filter(|task| task.live()).count()
+    }
+
+    fn enqueue(&mut self, t: usize) {
+        if !self.tasks[t].queued {
+            self.tasks[t].queued = true;
+            self.stack.push(t);
+        }
+    }
+
+    fn tick(&mut self, budget: usize) -> (usize, usize, usize, usize, bool) {
+        let (mut polled, mut completed, mut failed, mut cancelled) = (0, 0, 0, 0);
+        self.ready.extend(self.stack.drain(..));
+        while polled < budget {
+            let Some(t) = self.ready.pop_front() else {
+                break;
+            };
+            let task = &mut self.tasks[t];
+            task.queued = false;
+            if !task.live() {
+                continue;
+            }
+            if task.cancel {
+                cancelled += 1;
+                task.life = ModelLife::Cancelled;
+                continue;
+            }
+            polled += 1;
+            task.life = ModelLife::Running;
+            let step = task
+                .steps
+                .get(task.polls)
+                .copied()
+                .unwrap_or(Step::Complete);
+            task.polls += 1;
+            match step {
+                Step::Park => {}
+                Step::Yield => self.enqueue(t),
+                Step::Complete => {
+                    completed += 1;
+                    self.tasks[t].life = ModelLife::Completed;
+                }
+                Step::Fail => {
+                    failed += 1;
+                    self.tasks[t].life = ModelLife::Failed;
+                }
+            }
+        }
+        let remaining = !self.ready.is_empty() || !self.stack.is_empty();
+        (polled, completed, failed, cancelled, remaining)
+    }
+
+    /// What task `t`'s handle should hand out now.
+    fn outcome(&self, t: usize) -> Option<Result<(), JoinFailure<usize>>> {
+        let task = &self.tasks[t];
+        if task.taken {
+            return None;
+        }
+        match task.life {
+            ModelLife::Pending | ModelLife::Running => None,
+            ModelLife::Completed => Some(Ok(())),
+            ModelLife::Failed => Some(Err(JoinFailure::Returned(t))),
+            ModelLife::Cancelled => Some(Err(JoinFailure::Cancelled)),
+        }
+    }
+}
+
+/// Each byte is one operation, by its low three bits: spawn the next
+/// scripted task, tick with a budget of 1 to 4, wake or drop the parked
+/// waker of a task, cancel or take the result of a task through its handle,
+/// or shut down (the high bits choose which task). The hosted executor must
+/// do exactly what the model does: same reports, same handle outcomes, same
+/// refusals, and every future dropped exactly once.
+pub(crate) fn check_local_executor(bytes: &[u8]) {
+    let parked: RefCell<Vec<Option<Waker>>> = RefCell::new(vec![None; SCRIPTED_TASKS]);
+    let mut bytes = bytes.iter().copied();
+    let mut unspawned = Vec::new();
+    for task in 0..SCRIPTED_TASKS {
+        let length = usize::from(bytes.next().unwrap_or(0) % 5);
+        let steps: Vec<Step> = (0..length)
+            .map(|_| Step::from_byte(bytes.next().unwrap_or(2)))
+            .collect();
+        unspawned.push(Scripted {
+            task,
+            steps,
+            polls: 0,
+            parked: &parked,
+        });
+    }
+    unspawned.reverse();
+    let executor = LocalExecutor::with_config(ExecutorConfig {
+        max_tasks: Some(EXECUTOR_SLOTS),
+        ..ExecutorConfig::default()
+    })
+    .unwrap();
+    let mut model = HostedModel::default();
+    let mut handles: Vec<JoinHandle<(), usize>> = Vec::new();
+    for byte in bytes {
+        let which = usize::from(byte >> 3);
+        match byte & 7 {
+            0 => {
+                let Some(task) = unspawned.pop() else {
+                    continue;
+                };
+                let steps = task.steps.clone();
+                match executor.spawn(task) {
+                    Ok(handle) => {
+                        assert!(!model.closed && model.live() < EXECUTOR_SLOTS);
+                        let t = handles.len();
+                        model.tasks.push(HostedTask {
+                            life: ModelLife::Pending,
+                            queued: false,
+                            cancel: false,
+                            taken: false,
+                            steps,
+                            polls: 0,
+                        });
+                        model.enqueue(t);
+                        handles.push(handle);
+                    }
+                    Err(TrySpawnError::Full(task)) => {
+                        assert!(!model.closed && model.live() == EXECUTOR_SLOTS);
+                        assert_eq!(task.polls, 0, "handed back untouched");
+                        unspawned.push(task);
+                    }
+                    Err(TrySpawnError::Shutdown(task)) => {
+                        assert!(model.closed);
+                        unspawned.push(task);
+                    }
+                }
+            }
+            1 | 2 => {
+                let budget = 1 + which % 4;
+                let report = executor.tick(budget);
+                let expected = if model.closed {
+                    (0, 0, 0, 0, false)
+                } else {
+                    model.tick(budget)
+                };
+                assert_eq!(
+                    (
+                        report.polled,
+                        report.completed,
+                        report.failed,
+                        report.cancelled,
+                        report.work_remaining
+                    ),
+                    expected,
+                    "tick({budget})"
+                );
+            }
+            3 if !handles.is_empty() => {
+                let t = which % handles.len();
+                let waker = parked.borrow()[t].clone();
+                if let Some(waker) = waker {
+                    waker.wake();
+                    if model.tasks[t].live() && !model.closed {
+                        model.enqueue(t);
+                    }
+                }
+            }
+            4 if !handles.is_empty() => {
+                let t = which % handles.len();
+                drop(parked.borrow_mut()[t].take());
+            }
+            5 if !handles.is_empty() => {
+                let t = which % handles.len();
+                let live = model.tasks[t].live();
+                assert_eq!(handles[t].cancel(), live, "cancel {t}");
+                if live {
+                    model.tasks[t].cancel = true;
+                    model.enqueue(t);
+                }
+            }
+            6 if !handles.is_empty() => {
+                let t = which % handles.len();
+                let expected = model.outcome(t);
+                assert_eq!(handles[t].try_take(), expected, "take {t}");
+                if expected.is_some() {
+                    model.tasks[t].taken = true;
+                }
+            }
+            7 => {
+                let report = executor.shutdown();
+                let left = model.live();
+                assert_eq!(report.cancelled_tasks, left);
+                for task in &mut model.tasks {
+                    if task.live() {
+                        task.life = ModelLife::Cancelled;
+                    }
+                    task.queued = false;
+                }
+                model.ready.clear();
+                model.stack.clear();
+                model.closed = true;
+            }
+            _ => {}
+        }
+        assert_eq!(executor.live_tasks(), model.live());
+        for (t, handle) in handles.iter().enumerate() {
+            assert_eq!(handle.is_finished(), !model.tasks[t].live(), "task {t}");
+        }
+    }
+}

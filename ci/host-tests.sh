@@ -12,5 +12,7 @@ step "cargo test -p dinah --no-default-features (the facade without std: tests/f
 cargo test -p dinah --no-default-features 2>&1 | tee -a "$log"
 step "cargo run --example runtime_basics"
 cargo run --example runtime_basics
+step "cargo run --example executor_basics"
+cargo run --example executor_basics
 
 record_test_counts "$log" host-tests

@@ -35,30 +35,24 @@ use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use dinah::{AsyncExecutor, ReadyQueue, yield_now};
+use dinah::{AsyncExecutor, ReadyQueue};
 use embassy_executor::Spawner;
 use futures_executor::LocalPool;
 use futures_util::task::LocalSpawnExt;
 
 mod harness;
 use harness::{Contender, Options, median_of, run_case, target};
+mod workloads;
+use workloads::{Mailbox, ROUND_TRIPS, park, ping, pong, yielder};
 
 const YIELD_TASKS: usize = 200;
 const YIELDS: usize = 1_000;
 const SPAWNS: usize = 10_000;
 const SLOTS: usize = 256;
-const ROUND_TRIPS: u32 = 1_000;
 
 /// A fresh `'static` queue for one executor (a queue serves one, once).
 fn leaked_queue<const N: usize>() -> &'static ReadyQueue<N> {
     Box::leak(Box::new(ReadyQueue::new()))
-}
-
-/// Yields `times` times.
-async fn yielder(times: usize) {
-    for _ in 0..times {
-        yield_now().await;
-    }
 }
 
 /// A trivial task: counts itself and is done on its first poll. `Unpin`, so
@@ -71,70 +65,6 @@ impl Future for Tally<'_> {
     fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
         self.0.set(self.0.get() + 1);
         Poll::Ready(())
-    }
-}
-
-/// A one-slot mailbox for tasks of one thread.
-#[derive(Default)]
-struct Mailbox {
-    slot: Cell<Option<u32>>,
-    receiver: Cell<Option<Waker>>,
-    sender: Cell<Option<Waker>>,
-}
-
-fn park(cell: &Cell<Option<Waker>>, waker: &Waker) {
-    let current = cell.take();
-    match current {
-        Some(kept) if kept.will_wake(waker) => cell.set(Some(kept)),
-        _ => cell.set(Some(waker.clone())),
-    }
-}
-
-impl Mailbox {
-    async fn send(&self, value: u32) {
-        poll_fn(|cx| {
-            if self.slot.get().is_some() {
-                park(&self.sender, cx.waker());
-                return Poll::Pending;
-            }
-            self.slot.set(Some(value));
-            if let Some(waker) = self.receiver.take() {
-                waker.wake();
-            }
-            Poll::Ready(())
-        })
-        .await;
-    }
-
-    async fn recv(&self) -> u32 {
-        poll_fn(|cx| match self.slot.take() {
-            Some(value) => {
-                if let Some(waker) = self.sender.take() {
-                    waker.wake();
-                }
-                Poll::Ready(value)
-            }
-            None => {
-                park(&self.receiver, cx.waker());
-                Poll::Pending
-            }
-        })
-        .await
-    }
-}
-
-async fn ping(to_pong: &Mailbox, to_ping: &Mailbox) {
-    for token in 0..ROUND_TRIPS {
-        to_pong.send(token).await;
-        let back = to_ping.recv().await;
-        assert_eq!(back, token);
-    }
-}
-
-async fn pong(to_pong: &Mailbox, to_ping: &Mailbox) {
-    for _ in 0..ROUND_TRIPS {
-        let token = to_pong.recv().await;
-        to_ping.send(token).await;
     }
 }
 

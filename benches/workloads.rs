@@ -1,0 +1,86 @@
+//! The futures every executor benchmark runs, whatever the contender: a
+//! task that yields, and two tasks passing a token through one-slot
+//! mailboxes. Shared by `benches/executor.rs` and `benches/hosted.rs`.
+#![allow(dead_code)]
+
+use std::cell::Cell;
+use std::future::poll_fn;
+use std::task::{Poll, Waker};
+
+use dinah::yield_now;
+
+/// Round trips of `ping_pong`.
+pub(crate) const ROUND_TRIPS: u32 = 1_000;
+
+/// Yields `times` times.
+pub(crate) async fn yielder(times: usize) {
+    for _ in 0..times {
+        yield_now().await;
+    }
+}
+
+/// A one-slot mailbox for tasks of one thread.
+#[derive(Default)]
+pub(crate) struct Mailbox {
+    slot: Cell<Option<u32>>,
+    receiver: Cell<Option<Waker>>,
+    sender: Cell<Option<Waker>>,
+}
+
+/// Keeps `waker` in `cell` (cloning only when it would wake another task).
+pub(crate) fn park(cell: &Cell<Option<Waker>>, waker: &Waker) {
+    let current = cell.take();
+    match current {
+        Some(kept) if kept.will_wake(waker) => cell.set(Some(kept)),
+        _ => cell.set(Some(waker.clone())),
+    }
+}
+
+impl Mailbox {
+    pub(crate) async fn send(&self, value: u32) {
+        poll_fn(|cx| {
+            if self.slot.get().is_some() {
+                park(&self.sender, cx.waker());
+                return Poll::Pending;
+            }
+            self.slot.set(Some(value));
+            if let Some(waker) = self.receiver.take() {
+                waker.wake();
+            }
+            Poll::Ready(())
+        })
+        .await;
+    }
+
+    pub(crate) async fn recv(&self) -> u32 {
+        poll_fn(|cx| match self.slot.take() {
+            Some(value) => {
+                if let Some(waker) = self.sender.take() {
+                    waker.wake();
+                }
+                Poll::Ready(value)
+            }
+            None => {
+                park(&self.receiver, cx.waker());
+                Poll::Pending
+            }
+        })
+        .await
+    }
+}
+
+pub(crate) async fn ping(to_pong: &Mailbox, to_ping: &Mailbox) {
+    for token in 0..ROUND_TRIPS {
+        to_pong.send(token).await;
+        let back = to_ping.recv().await;
+        assert_eq!(back, token);
+    }
+}
+
+pub(crate) async fn pong(to_pong: &Mailbox, to_ping: &Mailbox) {
+    for _ in 0..ROUND_TRIPS {
+        let token = to_pong.recv().await;
+        to_ping.send(token).await;
+    }
+}
+

@@ -215,7 +215,9 @@ fn callgrind(contender: &str, times: usize) {
                 .unwrap();
             let local = tokio::task::LocalSet::new();
             local
-                .block_on(&runtime, async { tokio::task::spawn_local(yielder(times)).await })
+                .block_on(&runtime, async {
+                    tokio::task::spawn_local(yielder(times)).await
+                })
                 .unwrap();
         }
         "local-pool" => {
@@ -254,17 +256,32 @@ fn main() {
         (
             "spawn_many",
             SPAWNS,
-            [spawn_many::<Dinah>, spawn_many::<Tokio>, spawn_many::<Pool>, spawn_many::<AsyncEx>],
+            [
+                spawn_many::<Dinah>,
+                spawn_many::<Tokio>,
+                spawn_many::<Pool>,
+                spawn_many::<AsyncEx>,
+            ],
         ),
         (
             "yield_many",
             YIELD_TASKS * YIELDS,
-            [yield_many::<Dinah>, yield_many::<Tokio>, yield_many::<Pool>, yield_many::<AsyncEx>],
+            [
+                yield_many::<Dinah>,
+                yield_many::<Tokio>,
+                yield_many::<Pool>,
+                yield_many::<AsyncEx>,
+            ],
         ),
         (
             "ping_pong",
             2 * ROUND_TRIPS as usize,
-            [ping_pong::<Dinah>, ping_pong::<Tokio>, ping_pong::<Pool>, ping_pong::<AsyncEx>],
+            [
+                ping_pong::<Dinah>,
+                ping_pong::<Tokio>,
+                ping_pong::<Pool>,
+                ping_pong::<AsyncEx>,
+            ],
         ),
         (
             "chained_spawn",
@@ -290,10 +307,18 @@ fn main() {
             .map(|(_, median)| median.as_secs_f64())
             .fold(f64::INFINITY, f64::min);
         let ratio = dinah / fastest;
-        targets.push((format!("{name}: dinah / fastest peer (at most 1.0)"), ratio, ratio <= 1.0));
+        targets.push((
+            format!("{name}: dinah / fastest peer (at most 1.0)"),
+            ratio,
+            ratio <= 1.0,
+        ));
         if name == "yield_many" {
             let ratio = dinah / results[1].1.as_secs_f64();
-            targets.push(("yield_many: dinah / tokio (at most 0.5)".into(), ratio, ratio <= 0.5));
+            targets.push((
+                "yield_many: dinah / tokio (at most 0.5)".into(),
+                ratio,
+                ratio <= 0.5,
+            ));
         }
     }
     println!("\n## Targets");

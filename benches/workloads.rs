@@ -83,4 +83,3 @@ pub(crate) async fn pong(to_pong: &Mailbox, to_ping: &Mailbox) {
         to_ping.send(token).await;
     }
 }
-

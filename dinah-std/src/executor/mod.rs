@@ -68,7 +68,7 @@ pub use join::{JoinFailure, JoinHandle};
 pub use shared::Spawner;
 
 use join::{Abort, Join, Resolve};
-use shared::{BoxedTask, Header, Shared};
+use shared::{BoxedTask, Header, RunningHere, Shared};
 
 use crate::CapacityError;
 use crate::sync::{current, park};
@@ -158,25 +158,24 @@ impl ShutdownReport {
     }
 }
 
-/// A running task as a slot holds it.
+/// A running task as a slot holds it; taken out of the slot while it is
+/// polled, so that the task can spawn.
 struct Running<'a> {
     future: BoxedTask<'a>,
     resolve: Arc<dyn Resolve + 'a>,
+    /// The header as a `Waker`, made at spawn and lent to every poll.
+    waker: Waker,
 }
 
 struct Slot<'a> {
     header: Arc<Header>,
-    /// The header as a `Waker`, made once and lent to every poll.
-    waker: Waker,
     task: Option<Running<'a>>,
 }
 
 impl Slot<'_> {
     fn new(index: u32, shared: &Arc<Shared>) -> Self {
-        let header = Header::new(index, shared);
         Self {
-            waker: Waker::from(Arc::clone(&header)),
-            header,
+            header: Header::new(index, shared),
             task: None,
         }
     }
@@ -295,10 +294,12 @@ impl<'a> Inner<'a> {
             return Err(TrySpawnError::Full(future));
         }
         let (index, header, generation) = self.claim_slot();
+        let waker = Waker::from(Arc::clone(&header));
         let join = Join::new(Some((header, generation)));
         let task = Running {
             future: Box::pin(wrap(future, Arc::clone(&join))),
             resolve: Arc::clone(&join) as Arc<dyn Resolve + 'a>,
+            waker,
         };
         self.install(index, task);
         Ok(JoinHandle::new(join))
@@ -320,7 +321,7 @@ impl<'a> Inner<'a> {
         // A header that something else still holds (a cloned waker, a
         // handle's cancel path) stays with its old task; this task gets a
         // new one. A stale wake through the old one finds its task over.
-        if Arc::strong_count(&slot.header) > 2 {
+        if Arc::strong_count(&slot.header) > 1 {
             *slot = Slot::new(index, &self.shared);
         }
         let generation = self.shared.stack.start(&slot.header.cell);
@@ -343,7 +344,15 @@ impl<'a> Inner<'a> {
             let (index, header, generation) = self.claim_slot();
             resolve.attach(&header, generation);
             let resolve: Arc<dyn Resolve + 'a> = resolve;
-            self.install(index, Running { future, resolve });
+            let waker = Waker::from(header);
+            self.install(
+                index,
+                Running {
+                    future,
+                    resolve,
+                    waker,
+                },
+            );
         }
     }
 
@@ -382,7 +391,7 @@ impl<'a> Inner<'a> {
         }
     }
 
-    fn pop_ready(&self) -> Option<u32> {
+    fn pop_ready(&self, slots: &[Slot<'a>]) -> Option<u32> {
         let (head, tail) = self.ready.get();
         if head == 0 {
             return None;
@@ -391,7 +400,7 @@ impl<'a> Inner<'a> {
         let next = if index == MAIN {
             self.main.cell.link()
         } else {
-            self.slots.borrow()[index as usize].header.cell.link()
+            slots[index as usize].header.cell.link()
         };
         self.ready
             .set(if next == 0 { (0, 0) } else { (next, tail) });
@@ -399,41 +408,56 @@ impl<'a> Inner<'a> {
     }
 
     fn tick(&self, budget: usize) -> TickReport {
+        let _here = RunningHere::enter(&self.shared);
         self.admit();
         let mut tally = TickTally::new();
         self.take_woken();
         while tally.polled() < budget {
-            let Some(index) = self.pop_ready() else {
-                break;
-            };
-            if index == MAIN {
-                if self.in_block_on.get() {
-                    self.main_ready.set(true);
-                } else {
-                    self.main.cell.take_queued();
+            // One borrow: take the next ready task's word and, if it is to
+            // be polled or dropped, the task itself.
+            let (index, step, task) = {
+                let mut slots = self.slots.borrow_mut();
+                let Some(index) = self.pop_ready(&slots) else {
+                    break;
+                };
+                if index == MAIN {
+                    if self.in_block_on.get() {
+                        self.main_ready.set(true);
+                    } else {
+                        self.main.cell.take_queued();
+                    }
+                    continue;
                 }
-                continue;
-            }
-            let word = self.slots.borrow()[index as usize]
-                .header
-                .cell
-                .take_queued();
-            match tally.step(word) {
-                Step::Release => self.release(index),
-                Step::Cancel => {
-                    let task = self.slots.borrow_mut()[index as usize].task.take();
+                let slot = &mut slots[index as usize];
+                let step = tally.step(slot.header.cell.take_queued());
+                let task = match step {
+                    Step::Release => None,
+                    Step::Cancel => slot.task.take(),
+                    Step::Poll { first, .. } => {
+                        if first {
+                            slot.header.cell.set_life(Life::Running);
+                        }
+                        slot.task.take()
+                    }
+                };
+                (index, step, task)
+            };
+            match (step, task) {
+                (Step::Release, _) => self.release(index),
+                (Step::Cancel, task) => {
                     if let Some(task) = task {
                         drop(task.future);
                         task.resolve.abort(Abort::Cancelled);
                     }
                     self.end(index, Life::Cancelled);
                 }
-                Step::Poll { first, .. } => {
-                    if let Some(ended) = self.poll_slot(index, first) {
+                (Step::Poll { .. }, Some(task)) => {
+                    if let Some(ended) = self.poll_task(index, task) {
                         tally.ended(ended == Life::Completed);
                         self.end(index, ended);
                     }
                 }
+                (Step::Poll { .. }, None) => {}
             }
         }
         let stale = self.shared.stack.stale_wakes();
@@ -441,39 +465,25 @@ impl<'a> Inner<'a> {
         tally.report(stale_wakes, self.has_work())
     }
 
-    /// Polls the task in slot `index` once, with no borrow of the slots held
-    /// (the task may spawn), catching a panic. Returns how it ended, if it
-    /// did.
-    fn poll_slot(&self, index: u32, first: bool) -> Option<Life> {
-        let (mut task, waker) = {
-            let mut slots = self.slots.borrow_mut();
-            let slot = &mut slots[index as usize];
-            if first {
-                slot.header.cell.set_life(Life::Running);
-            }
-            let task = slot.task.take()?;
-            (
-                task,
-                std::mem::replace(&mut slot.waker, Waker::noop().clone()),
-            )
-        };
+    /// Polls `task` (taken out of slot `index`, so that no borrow of the
+    /// slots is held and it may spawn) once, catching a panic, and puts it
+    /// back unless it ended. Returns how it ended, if it did.
+    fn poll_task(&self, index: u32, mut task: Running<'a>) -> Option<Life> {
         self.shared.stack.set_polling(index + 1);
         let poll = catch_unwind(AssertUnwindSafe(|| {
-            task.future.as_mut().poll(&mut Context::from_waker(&waker))
+            task.future
+                .as_mut()
+                .poll(&mut Context::from_waker(&task.waker))
         }));
         self.shared.stack.set_polling(0);
-        let mut slots = self.slots.borrow_mut();
-        let slot = &mut slots[index as usize];
-        slot.waker = waker;
         match poll {
             Ok(Poll::Pending) => {
-                slot.task = Some(task);
+                self.slots.borrow_mut()[index as usize].task = Some(task);
                 None
             }
             Ok(Poll::Ready(true)) => Some(Life::Completed),
             Ok(Poll::Ready(false)) => Some(Life::Failed),
             Err(payload) => {
-                drop(slots);
                 drop(task.future);
                 task.resolve.abort(Abort::Panicked(panic_text(&*payload)));
                 Some(Life::Failed)
@@ -501,6 +511,7 @@ impl<'a> Inner<'a> {
 
     fn block_on<F: Future>(&self, future: F) -> F::Output {
         let _entered = self.enter("block_on");
+        let _here = RunningHere::enter(&self.shared);
         let mut future = pin!(future);
         self.main.cell.set_life(Life::Running);
         self.in_block_on.set(true);

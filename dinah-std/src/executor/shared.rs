@@ -16,6 +16,39 @@ use super::TrySpawnError;
 use super::join::{Join, JoinHandle, Resolve};
 use crate::sync::{AtomicBool, Mutex, Ordering, Thread, lock};
 
+#[cfg(not(loom))]
+std::thread_local! {
+    /// The executor running a tick or `block_on` on this thread right now
+    /// (the address of its `Shared`), or 0.
+    static RUNNING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+// Loom's threads share one OS thread, so they need loom's thread-locals.
+#[cfg(loom)]
+loom::thread_local! {
+    static RUNNING: std::cell::Cell<usize> = std::cell::Cell::new(0);
+}
+
+/// Marks `shared`'s executor as running on this thread until dropped, and
+/// restores whatever ran before (executors may nest on one thread).
+pub(crate) struct RunningHere {
+    previous: usize,
+}
+
+impl RunningHere {
+    pub(crate) fn enter(shared: &Shared) -> Self {
+        Self {
+            previous: RUNNING.with(|running| running.replace(shared.address())),
+        }
+    }
+}
+
+impl Drop for RunningHere {
+    fn drop(&mut self) {
+        RUNNING.with(|running| running.set(self.previous));
+    }
+}
+
 /// A task's future as the executor stores it: its output says whether the
 /// task succeeded.
 pub(crate) type BoxedTask<'a> = Pin<Box<dyn Future<Output = bool> + 'a>>;
@@ -39,7 +72,7 @@ impl Header {
     /// task already over (or a cell reused since) is left alone.
     pub(crate) fn cancel(&self, generation: u32) {
         if let Ok(true) = self.shared.stack.cancel(&self.cell, generation) {
-            self.shared.thread.unpark();
+            self.shared.notify();
         }
     }
 }
@@ -54,7 +87,7 @@ impl Wake for Header {
     /// then unparks the executor's thread. Never polls, never locks.
     fn wake_by_ref(self: &Arc<Self>) {
         if let Ok(true) = self.shared.stack.wake(&self.cell) {
-            self.shared.thread.unpark();
+            self.shared.notify();
         }
     }
 }
@@ -127,6 +160,20 @@ impl Shared {
         }
     }
 
+    fn address(&self) -> usize {
+        std::ptr::from_ref(self) as usize
+    }
+
+    /// Makes sure the executor's thread sees new work: unparks it, unless
+    /// this is that thread running that executor right now (then it is not
+    /// parked, and it checks for work before it parks, later on this same
+    /// thread, so the push cannot be missed).
+    pub(crate) fn notify(&self) {
+        if RUNNING.with(std::cell::Cell::get) != self.address() {
+            self.thread.unpark();
+        }
+    }
+
     /// Whether a submission waits.
     pub(crate) fn has_pending(&self) -> bool {
         self.pending.load(Ordering::Acquire)
@@ -175,7 +222,7 @@ impl Shared {
             }));
             self.pending.store(true, Ordering::Release);
             drop(ingress);
-            self.thread.unpark();
+            self.notify();
             Ok(JoinHandle::new(join))
         }
     }

@@ -454,7 +454,29 @@ impl WakeStack {
     /// unless it is queued already (the wake coalesces) or its task is over
     /// (counted as stale). Returns `true` when it pushed, so the caller can
     /// signal whoever sleeps waiting for work. Any thread or interrupt.
+    ///
+    /// # Errors
+    ///
+    /// [`Stale`] when the task is over.
+    #[inline(always)]
     pub fn wake<L: Link>(&self, cell: &TaskCell<L>) -> Result<bool, Stale> {
+        let marked = self.mark(cell)?;
+        if marked {
+            self.push(cell);
+        }
+        Ok(marked)
+    }
+
+    /// The first half of [`wake`](Self::wake): sets `QUEUED` (with the wake
+    /// flags) unless it is set already, and returns `true` when this call set
+    /// it. The caller then owns the duty of queuing the cell exactly once:
+    /// on this stack with [`push`](Self::push), or, on the consumer's own
+    /// thread while it runs, in a list of the consumer's.
+    ///
+    /// # Errors
+    ///
+    /// [`Stale`] (counted) when the task is over.
+    pub fn mark<L: Link>(&self, cell: &TaskCell<L>) -> Result<bool, Stale> {
         let polling = self.polling.load(Ordering::Relaxed);
         let mut flags = QUEUED;
         if polling != 0 {
@@ -486,13 +508,10 @@ impl WakeStack {
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
-                Ok(_) if word.has(QUEUED) => return Ok(false),
-                Ok(_) => break,
+                Ok(_) => return Ok(!word.has(QUEUED)),
                 Err(actual) => current = actual,
             }
         }
-        self.push(cell);
-        Ok(true)
     }
 
     /// Requests cancellation of the task of generation `generation` in

@@ -52,6 +52,7 @@ mod join;
 mod shared;
 
 use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -167,16 +168,21 @@ struct Running<'a> {
     waker: Waker,
 }
 
+/// Where a slot's task lives: a stable place (the slot table may grow while
+/// a task is polled in place, since tasks spawn) that is reused by every
+/// task of the slot.
+type TaskPlace<'a> = Rc<RefCell<Option<Running<'a>>>>;
+
 struct Slot<'a> {
     header: Arc<Header>,
-    task: Option<Running<'a>>,
+    task: TaskPlace<'a>,
 }
 
 impl Slot<'_> {
     fn new(index: u32, shared: &Arc<Shared>) -> Self {
         Self {
             header: Header::new(index, shared),
-            task: None,
+            task: Rc::default(),
         }
     }
 }
@@ -187,9 +193,12 @@ struct Inner<'a> {
     main_waker: Waker,
     slots: RefCell<Vec<Slot<'a>>>,
     free: RefCell<Vec<u32>>,
-    /// Taken off the wake stack and not yet polled, oldest first, linked
-    /// through the cells (`index + 1`, 0 for none).
-    ready: Cell<(u32, u32)>,
+    /// Taken off the wake stack or the local list and not yet polled, oldest
+    /// first.
+    ready: RefCell<VecDeque<u32>>,
+    /// The local ready list while the executor does not run (see
+    /// `RunningHere`).
+    local: RefCell<Vec<u32>>,
     in_block_on: Cell<bool>,
     main_ready: Cell<bool>,
     live: Cell<usize>,
@@ -260,7 +269,8 @@ impl<'a> Inner<'a> {
             shared,
             slots: RefCell::new(Vec::new()),
             free: RefCell::new(Vec::new()),
-            ready: Cell::new((0, 0)),
+            ready: RefCell::new(VecDeque::new()),
+            local: RefCell::new(Vec::new()),
             in_block_on: Cell::new(false),
             main_ready: Cell::new(false),
             live: Cell::new(0),
@@ -322,14 +332,14 @@ impl<'a> Inner<'a> {
         // handle's cancel path) stays with its old task; this task gets a
         // new one. A stale wake through the old one finds its task over.
         if Arc::strong_count(&slot.header) > 1 {
-            *slot = Slot::new(index, &self.shared);
+            slot.header = Header::new(index, &self.shared);
         }
         let generation = self.shared.stack.start(&slot.header.cell);
         (index, Arc::clone(&slot.header), generation)
     }
 
     fn install(&self, index: u32, task: Running<'a>) {
-        self.slots.borrow_mut()[index as usize].task = Some(task);
+        *self.slots.borrow()[index as usize].task.borrow_mut() = Some(task);
         self.live.set(self.live.get() + 1);
     }
 
@@ -356,68 +366,52 @@ impl<'a> Inner<'a> {
         }
     }
 
-    fn has_work(&self) -> bool {
-        self.ready.get().0 != 0
+    /// Whether anything is ready. Called only while the executor runs (the
+    /// local list is installed).
+    fn has_work(&self, here: &RunningHere<'_>) -> bool {
+        !self.ready.borrow().is_empty()
+            || here.has_local()
             || self.main_ready.get()
             || self.shared.stack.has_woken()
             || (self.shared.has_pending() && self.live.get() < self.max_tasks)
     }
 
-    fn take_woken(&self) {
+    /// Moves every task woken since the last call onto the ready list: the
+    /// local ones first (woken during earlier polls on this thread), then
+    /// the wake stack's, in wake order.
+    fn take_woken(&self, here: &RunningHere<'_>) {
+        let mut ready = self.ready.borrow_mut();
+        here.drain_into(&mut ready);
+        if !self.shared.stack.has_woken() {
+            return;
+        }
         let slots = self.slots.borrow();
-        let chain = self.shared.stack.take(|index| {
+        let cell_of = |index: usize| {
             if index == MAIN as usize {
                 &self.main.cell
             } else {
                 &slots[index].header.cell
             }
-        });
-        if let Some((first, last)) = chain {
-            let (head, tail) = self.ready.get();
-            if tail == 0 {
-                self.ready.set((first, last));
-            } else {
-                self.cell_link(&slots, tail - 1, first);
-                self.ready.set((head, last));
+        };
+        if let Some((first, _)) = self.shared.stack.take(cell_of) {
+            let mut entry = first;
+            while entry != 0 {
+                ready.push_back(entry - 1);
+                entry = cell_of(entry as usize - 1).link();
             }
         }
     }
 
-    fn cell_link(&self, slots: &[Slot<'a>], index: u32, next: u32) {
-        if index == MAIN {
-            self.main.cell.set_link(next);
-        } else {
-            slots[index as usize].header.cell.set_link(next);
-        }
-    }
-
-    fn pop_ready(&self, slots: &[Slot<'a>]) -> Option<u32> {
-        let (head, tail) = self.ready.get();
-        if head == 0 {
-            return None;
-        }
-        let index = head - 1;
-        let next = if index == MAIN {
-            self.main.cell.link()
-        } else {
-            slots[index as usize].header.cell.link()
-        };
-        self.ready
-            .set(if next == 0 { (0, 0) } else { (next, tail) });
-        Some(index)
-    }
-
-    fn tick(&self, budget: usize) -> TickReport {
-        let _here = RunningHere::enter(&self.shared);
+    /// One tick; the caller has entered the executor (`RunningHere`).
+    fn tick(&self, budget: usize, here: &RunningHere<'_>) -> TickReport {
         self.admit();
         let mut tally = TickTally::new();
-        self.take_woken();
+        self.take_woken(here);
         while tally.polled() < budget {
-            // One borrow: take the next ready task's word and, if it is to
-            // be polled or dropped, the task itself.
-            let (index, step, task) = {
-                let mut slots = self.slots.borrow_mut();
-                let Some(index) = self.pop_ready(&slots) else {
+            // One borrow of the table: the next ready task's word and, if it
+            // is to be polled or dropped, its place.
+            let (index, step, place) = {
+                let Some(index) = self.ready.borrow_mut().pop_front() else {
                     break;
                 };
                 if index == MAIN {
@@ -428,47 +422,43 @@ impl<'a> Inner<'a> {
                     }
                     continue;
                 }
-                let slot = &mut slots[index as usize];
+                let slots = self.slots.borrow();
+                let slot = &slots[index as usize];
                 let step = tally.step(slot.header.cell.take_queued());
-                let task = match step {
-                    Step::Release => None,
-                    Step::Cancel => slot.task.take(),
-                    Step::Poll { first, .. } => {
-                        if first {
-                            slot.header.cell.set_life(Life::Running);
-                        }
-                        slot.task.take()
-                    }
-                };
-                (index, step, task)
+                if let Step::Poll { first: true, .. } = step {
+                    slot.header.cell.set_life(Life::Running);
+                }
+                (index, step, Rc::clone(&slot.task))
             };
-            match (step, task) {
-                (Step::Release, _) => self.release(index),
-                (Step::Cancel, task) => {
+            match step {
+                Step::Release => self.release(index),
+                Step::Cancel => {
+                    let task = place.borrow_mut().take();
                     if let Some(task) = task {
                         drop(task.future);
                         task.resolve.abort(Abort::Cancelled);
                     }
                     self.end(index, Life::Cancelled);
                 }
-                (Step::Poll { .. }, Some(task)) => {
-                    if let Some(ended) = self.poll_task(index, task) {
+                Step::Poll { .. } => {
+                    if let Some(ended) = self.poll_in_place(index, &place) {
                         tally.ended(ended == Life::Completed);
                         self.end(index, ended);
                     }
                 }
-                (Step::Poll { .. }, None) => {}
             }
         }
         let stale = self.shared.stack.stale_wakes();
         let stale_wakes = stale.wrapping_sub(self.stale_seen.replace(stale));
-        tally.report(stale_wakes, self.has_work())
+        tally.report(stale_wakes, self.has_work(here))
     }
 
-    /// Polls `task` (taken out of slot `index`, so that no borrow of the
-    /// slots is held and it may spawn) once, catching a panic, and puts it
-    /// back unless it ended. Returns how it ended, if it did.
-    fn poll_task(&self, index: u32, mut task: Running<'a>) -> Option<Life> {
+    /// Polls the task in `place` (slot `index`) once, where it lies, with no
+    /// borrow of the slot table held (so it may spawn), catching a panic.
+    /// A task that ends is dropped there and then. Returns how it ended.
+    fn poll_in_place(&self, index: u32, place: &TaskPlace<'a>) -> Option<Life> {
+        let mut guard = place.borrow_mut();
+        let task = guard.as_mut()?;
         self.shared.stack.set_polling(index + 1);
         let poll = catch_unwind(AssertUnwindSafe(|| {
             task.future
@@ -476,19 +466,23 @@ impl<'a> Inner<'a> {
                 .poll(&mut Context::from_waker(&task.waker))
         }));
         self.shared.stack.set_polling(0);
-        match poll {
-            Ok(Poll::Pending) => {
-                self.slots.borrow_mut()[index as usize].task = Some(task);
-                None
-            }
-            Ok(Poll::Ready(true)) => Some(Life::Completed),
-            Ok(Poll::Ready(false)) => Some(Life::Failed),
+        let ended = match poll {
+            Ok(Poll::Pending) => return None,
+            Ok(Poll::Ready(true)) => Life::Completed,
+            Ok(Poll::Ready(false)) => Life::Failed,
             Err(payload) => {
+                let task = guard.take()?;
+                drop(guard);
                 drop(task.future);
                 task.resolve.abort(Abort::Panicked(panic_text(&*payload)));
-                Some(Life::Failed)
+                return Some(Life::Failed);
             }
-        }
+        };
+        // Dropped outside the borrow: a destructor may spawn or wake.
+        let task = guard.take();
+        drop(guard);
+        drop(task);
+        Some(ended)
     }
 
     /// Ends the task in slot `index`; frees the slot unless it is still
@@ -511,7 +505,7 @@ impl<'a> Inner<'a> {
 
     fn block_on<F: Future>(&self, future: F) -> F::Output {
         let _entered = self.enter("block_on");
-        let _here = RunningHere::enter(&self.shared);
+        let here = RunningHere::enter(&self.shared, &self.local);
         let mut future = pin!(future);
         self.main.cell.set_life(Life::Running);
         self.in_block_on.set(true);
@@ -529,8 +523,8 @@ impl<'a> Inner<'a> {
                     return output;
                 }
             }
-            self.tick(usize::MAX);
-            if !self.has_work() {
+            self.tick(usize::MAX, &here);
+            if !self.has_work(&here) {
                 park();
             }
         }
@@ -548,7 +542,7 @@ impl<'a> Inner<'a> {
             slots
                 .iter_mut()
                 .filter_map(|slot| {
-                    let task = slot.task.take()?;
+                    let task = slot.task.borrow_mut().take()?;
                     slot.header.cell.set_life(Life::Cancelled);
                     Some(task)
                 })
@@ -671,7 +665,8 @@ impl<'a> LocalExecutor<'a> {
     /// [`block_on`](Self::block_on)).
     pub fn tick(&self, budget: usize) -> TickReport {
         let _entered = self.inner.enter("tick");
-        self.inner.tick(budget)
+        let here = RunningHere::enter(&self.inner.shared, &self.inner.local);
+        self.inner.tick(budget, &here)
     }
 
     /// Drives `future` to completion on this thread, running the spawned

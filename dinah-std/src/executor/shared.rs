@@ -2,6 +2,7 @@
 //! its `std` waker), the executor's [`Shared`] wake stack and parked thread,
 //! and the bounded ingress behind [`Spawner`].
 
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
@@ -20,32 +21,53 @@ use crate::sync::{AtomicBool, Mutex, Ordering, Thread, lock};
 std::thread_local! {
     /// The executor running a tick or `block_on` on this thread right now
     /// (the address of its `Shared`), or 0.
-    static RUNNING: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    static RUNNING: Cell<usize> = const { Cell::new(0) };
+    /// That executor's tasks woken on this thread while it runs, oldest
+    /// first: its local ready list, which needs no atomics.
+    static LOCAL: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
 }
 
 // Loom's threads share one OS thread, so they need loom's thread-locals.
 #[cfg(loom)]
 loom::thread_local! {
-    static RUNNING: std::cell::Cell<usize> = std::cell::Cell::new(0);
+    static RUNNING: Cell<usize> = Cell::new(0);
+    static LOCAL: RefCell<Vec<u32>> = RefCell::new(Vec::new());
 }
 
-/// Marks `shared`'s executor as running on this thread until dropped, and
-/// restores whatever ran before (executors may nest on one thread).
-pub(crate) struct RunningHere {
+/// Marks an executor as running on this thread until dropped, with its local
+/// ready list installed; then restores whatever ran before (executors may
+/// nest on one thread).
+pub(crate) struct RunningHere<'r> {
     previous: usize,
+    local: &'r RefCell<Vec<u32>>,
 }
 
-impl RunningHere {
-    pub(crate) fn enter(shared: &Shared) -> Self {
+impl<'r> RunningHere<'r> {
+    /// Enters `shared`'s executor, whose local list is kept in `local`
+    /// while it does not run.
+    pub(crate) fn enter(shared: &Shared, local: &'r RefCell<Vec<u32>>) -> Self {
+        LOCAL.with(|installed| installed.swap(local));
         Self {
             previous: RUNNING.with(|running| running.replace(shared.address())),
+            local,
         }
+    }
+
+    /// Moves the tasks woken locally since the last call to `ready`.
+    pub(crate) fn drain_into(&self, ready: &mut VecDeque<u32>) {
+        LOCAL.with(|local| ready.extend(local.borrow_mut().drain(..)));
+    }
+
+    /// Whether a task was woken locally since the last drain.
+    pub(crate) fn has_local(&self) -> bool {
+        LOCAL.with(|local| !local.borrow().is_empty())
     }
 }
 
-impl Drop for RunningHere {
+impl Drop for RunningHere<'_> {
     fn drop(&mut self) {
         RUNNING.with(|running| running.set(self.previous));
+        LOCAL.with(|installed| installed.swap(self.local));
     }
 }
 
@@ -82,12 +104,20 @@ impl Wake for Header {
         self.wake_by_ref();
     }
 
-    /// Sets the cell's `QUEUED` bit and pushes it on the wake stack (the
-    /// scheduling core's rules: coalesced when queued, counted when stale),
-    /// then unparks the executor's thread. Never polls, never locks.
+    /// Sets the cell's `QUEUED` bit (the scheduling core's rules: coalesced
+    /// when queued, counted when stale) and queues it: on the executor's
+    /// local list when this is the executor's thread and the executor is
+    /// running (it will look there before it parks), otherwise on the wake
+    /// stack, then unparking the executor's thread. Never polls, never locks.
     fn wake_by_ref(self: &Arc<Self>) {
-        if let Ok(true) = self.shared.stack.wake(&self.cell) {
-            self.shared.notify();
+        let shared = &self.shared;
+        if let Ok(true) = shared.stack.mark(&self.cell) {
+            if shared.is_running_here() {
+                LOCAL.with(|local| local.borrow_mut().push(self.cell.index()));
+            } else {
+                shared.stack.push(&self.cell);
+                shared.thread.unpark();
+            }
         }
     }
 }
@@ -169,9 +199,14 @@ impl Shared {
     /// parked, and it checks for work before it parks, later on this same
     /// thread, so the push cannot be missed).
     pub(crate) fn notify(&self) {
-        if RUNNING.with(std::cell::Cell::get) != self.address() {
+        if !self.is_running_here() {
             self.thread.unpark();
         }
+    }
+
+    /// Whether this executor is running a tick or `block_on` on this thread.
+    fn is_running_here(&self) -> bool {
+        RUNNING.with(Cell::get) == self.address()
     }
 
     /// Whether a submission waits.

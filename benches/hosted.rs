@@ -6,12 +6,15 @@
 //! cargo bench --bench hosted                        # every case, 11 samples each
 //! cargo bench --bench hosted -- --samples 21        # more samples
 //! cargo bench --bench hosted -- yield               # only cases whose name contains "yield"
-//! cargo bench --bench hosted -- --callgrind dinah 1000   # one task, 1,000 yields, untimed
+//! cargo bench --bench hosted -- --callgrind dinah 1000        # one task, 1,000 yields, untimed
+//! cargo bench --bench hosted -- --callgrind dinah-spawn 1000  # 1,000 spawns, untimed
 //! ```
 //!
 //! Cases (each contender spawns its tasks from inside its own `block_on`,
-//! then yields until a shared counter says they are done; executors are built
-//! before the clock starts):
+//! then yields until a shared counter says they are done). Each contender's
+//! executor is built once, before any clock starts, and reused by every
+//! sample, as a program keeps its runtime; the untimed warm-up round fills
+//! its tables.
 //! - `spawn_many`: 10,000 trivial tasks spawned (handles dropped: detached)
 //!   and run to completion.
 //! - `yield_many`: 200 tasks, each yielding 1,000 times.
@@ -26,7 +29,7 @@
 //! awaits it and exits; `DINAH_BENCH=hosted ./benches/callgrind.sh dinah
 //! tokio local-pool async-executor` gives instructions per wake+poll.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -57,13 +60,6 @@ fn bump(count: &Cell<usize>) {
     count.set(count.get() + 1);
 }
 
-/// One way to run a case: build the executor, then time `drive` on it.
-trait Runtime {
-    const NAME: &'static str;
-    /// Runs `main` (which spawns through `Spawn`) to completion, timed.
-    fn time<F: Future<Output = ()> + 'static>(main: impl FnOnce(Spawn) -> F) -> Duration;
-}
-
 /// A spawner that every contender's tasks can carry.
 #[derive(Clone)]
 enum Spawn {
@@ -85,71 +81,101 @@ impl Spawn {
     }
 }
 
-struct Dinah;
-struct Tokio;
-struct Pool;
-struct AsyncEx;
+/// One contender's executor, built once and reused by every sample.
+trait Runtime: Sized {
+    const NAME: &'static str;
+    fn build() -> Self;
+    /// A spawner its tasks can carry.
+    fn spawner(&self) -> Spawn;
+    /// Runs `main` to completion on this executor.
+    fn run(&self, main: impl Future<Output = ()>);
+
+    /// Builds `main` (untimed), then times running it.
+    fn time<F: Future<Output = ()>>(&self, main: impl FnOnce(Spawn) -> F) -> Duration {
+        let main = main(self.spawner());
+        let start = Instant::now();
+        self.run(main);
+        start.elapsed()
+    }
+}
+
+struct Dinah(LocalExecutor<'static>);
+struct Tokio(tokio::runtime::Runtime, tokio::task::LocalSet);
+struct Pool(RefCell<LocalPool>);
+struct AsyncEx(Rc<async_executor::LocalExecutor<'static>>);
 
 impl Runtime for Dinah {
     const NAME: &'static str = "dinah LocalExecutor";
-    fn time<F: Future<Output = ()> + 'static>(main: impl FnOnce(Spawn) -> F) -> Duration {
-        let executor = LocalExecutor::new();
-        let main = main(Spawn::Dinah(executor.local_spawner()));
-        let start = Instant::now();
-        executor.block_on(main);
-        start.elapsed()
+    fn build() -> Self {
+        Self(LocalExecutor::new())
+    }
+    fn spawner(&self) -> Spawn {
+        Spawn::Dinah(self.0.local_spawner())
+    }
+    fn run(&self, main: impl Future<Output = ()>) {
+        self.0.block_on(main);
     }
 }
 
 impl Runtime for Tokio {
     const NAME: &'static str = "tokio current_thread + LocalSet";
-    fn time<F: Future<Output = ()> + 'static>(main: impl FnOnce(Spawn) -> F) -> Duration {
+    fn build() -> Self {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .expect("a runtime");
-        let local = tokio::task::LocalSet::new();
-        let main = main(Spawn::Tokio);
-        let start = Instant::now();
-        local.block_on(&runtime, main);
-        start.elapsed()
+        Self(runtime, tokio::task::LocalSet::new())
+    }
+    fn spawner(&self) -> Spawn {
+        Spawn::Tokio
+    }
+    fn run(&self, main: impl Future<Output = ()>) {
+        self.1.block_on(&self.0, main);
     }
 }
 
 impl Runtime for Pool {
     const NAME: &'static str = "futures LocalPool";
-    fn time<F: Future<Output = ()> + 'static>(main: impl FnOnce(Spawn) -> F) -> Duration {
-        let mut pool = LocalPool::new();
-        let main = main(Spawn::LocalPool(pool.spawner()));
-        let start = Instant::now();
-        pool.run_until(main);
-        start.elapsed()
+    fn build() -> Self {
+        Self(RefCell::new(LocalPool::new()))
+    }
+    fn spawner(&self) -> Spawn {
+        Spawn::LocalPool(self.0.borrow().spawner())
+    }
+    fn run(&self, main: impl Future<Output = ()>) {
+        self.0.borrow_mut().run_until(main);
     }
 }
 
 impl Runtime for AsyncEx {
     const NAME: &'static str = "async-executor LocalExecutor";
-    fn time<F: Future<Output = ()> + 'static>(main: impl FnOnce(Spawn) -> F) -> Duration {
-        let executor = Rc::new(async_executor::LocalExecutor::new());
-        let main = main(Spawn::AsyncExecutor(Rc::clone(&executor)));
-        let start = Instant::now();
-        futures_executor::block_on(executor.run(main));
-        start.elapsed()
+    fn build() -> Self {
+        Self(Rc::new(async_executor::LocalExecutor::new()))
+    }
+    fn spawner(&self) -> Spawn {
+        Spawn::AsyncExecutor(Rc::clone(&self.0))
+    }
+    fn run(&self, main: impl Future<Output = ()>) {
+        futures_executor::block_on(self.0.run(main));
     }
 }
 
-fn spawn_many<R: Runtime>() -> Duration {
-    R::time(|spawn| async move {
+fn spawn_many<R: Runtime>(runtime: &R) -> Duration {
+    spawn_n(runtime, SPAWNS)
+}
+
+fn spawn_n<R: Runtime>(runtime: &R, spawns: usize) -> Duration {
+    runtime.time(|spawn| async move {
         let count = Rc::new(Cell::new(0));
-        for _ in 0..SPAWNS {
+        for _ in 0..spawns {
             let count = Rc::clone(&count);
             spawn.spawn(async move { bump(&count) });
         }
-        until(&count, SPAWNS).await;
+        until(&count, spawns).await;
     })
 }
 
-fn yield_many<R: Runtime>() -> Duration {
-    R::time(|spawn| async move {
+fn yield_many<R: Runtime>(runtime: &R) -> Duration {
+    runtime.time(|spawn| async move {
         let done = Rc::new(Cell::new(0));
         for _ in 0..YIELD_TASKS {
             let done = Rc::clone(&done);
@@ -162,8 +188,8 @@ fn yield_many<R: Runtime>() -> Duration {
     })
 }
 
-fn ping_pong<R: Runtime>() -> Duration {
-    R::time(|spawn| async move {
+fn ping_pong<R: Runtime>(runtime: &R) -> Duration {
+    runtime.time(|spawn| async move {
         let boxes = Rc::new((Mailbox::default(), Mailbox::default()));
         let done = Rc::new(Cell::new(0));
         for pinger in [true, false] {
@@ -193,16 +219,27 @@ fn chain(spawn: Spawn, left: usize, done: Rc<Cell<usize>>) {
     });
 }
 
-fn chained_spawn<R: Runtime>() -> Duration {
-    R::time(|spawn| async move {
+fn chained_spawn<R: Runtime>(runtime: &R) -> Duration {
+    runtime.time(|spawn| async move {
         let done = Rc::new(Cell::new(0));
         chain(spawn, CHAIN - 1, Rc::clone(&done));
         until(&done, 1).await;
     })
 }
 
-/// callgrind mode: one spawned task yielding `times` times, awaited.
+/// callgrind mode: one spawned task yielding `times` times, awaited; or,
+/// for `CONTENDER-spawn`, `times` trivial tasks spawned and run.
 fn callgrind(contender: &str, times: usize) {
+    if let Some(contender) = contender.strip_suffix("-spawn") {
+        match contender {
+            "dinah" => spawn_n(&Dinah::build(), times),
+            "tokio" => spawn_n(&Tokio::build(), times),
+            "local-pool" => spawn_n(&Pool::build(), times),
+            "async-executor" => spawn_n(&AsyncEx::build(), times),
+            other => panic!("unknown contender {other}"),
+        };
+        return;
+    }
     match contender {
         "dinah" => {
             let executor = LocalExecutor::new();
@@ -233,16 +270,28 @@ fn callgrind(contender: &str, times: usize) {
     }
 }
 
-type Case = (&'static str, usize, [fn() -> Duration; 4]);
+/// One case: its name, the operations one run counts, and the workload on
+/// each contender.
+struct Case {
+    name: &'static str,
+    operations: usize,
+    dinah: fn(&Dinah) -> Duration,
+    tokio: fn(&Tokio) -> Duration,
+    pool: fn(&Pool) -> Duration,
+    async_executor: fn(&AsyncEx) -> Duration,
+}
 
-fn contenders(runs: [fn() -> Duration; 4]) -> Vec<Contender<'static>> {
-    let names = [Dinah::NAME, Tokio::NAME, Pool::NAME, AsyncEx::NAME];
-    names
-        .into_iter()
-        .zip(runs)
-        .enumerate()
-        .map(|(i, (name, run))| Contender::new(name, i > 0, run))
-        .collect()
+macro_rules! case {
+    ($name:ident, $operations:expr) => {
+        Case {
+            name: stringify!($name),
+            operations: $operations,
+            dinah: $name::<Dinah>,
+            tokio: $name::<Tokio>,
+            pool: $name::<Pool>,
+            async_executor: $name::<AsyncEx>,
+        }
+    };
 }
 
 fn main() {
@@ -252,55 +301,33 @@ fn main() {
         return;
     }
     println!("# dinah LocalExecutor benchmarks");
-    let cases: [Case; 4] = [
-        (
-            "spawn_many",
-            SPAWNS,
-            [
-                spawn_many::<Dinah>,
-                spawn_many::<Tokio>,
-                spawn_many::<Pool>,
-                spawn_many::<AsyncEx>,
-            ],
-        ),
-        (
-            "yield_many",
-            YIELD_TASKS * YIELDS,
-            [
-                yield_many::<Dinah>,
-                yield_many::<Tokio>,
-                yield_many::<Pool>,
-                yield_many::<AsyncEx>,
-            ],
-        ),
-        (
-            "ping_pong",
-            2 * ROUND_TRIPS as usize,
-            [
-                ping_pong::<Dinah>,
-                ping_pong::<Tokio>,
-                ping_pong::<Pool>,
-                ping_pong::<AsyncEx>,
-            ],
-        ),
-        (
-            "chained_spawn",
-            CHAIN,
-            [
-                chained_spawn::<Dinah>,
-                chained_spawn::<Tokio>,
-                chained_spawn::<Pool>,
-                chained_spawn::<AsyncEx>,
-            ],
-        ),
+    let cases = [
+        case!(spawn_many, SPAWNS),
+        case!(yield_many, YIELD_TASKS * YIELDS),
+        case!(ping_pong, 2 * ROUND_TRIPS as usize),
+        case!(chained_spawn, CHAIN),
     ];
+    let (dinah, tokio, pool, async_executor) = (
+        Dinah::build(),
+        Tokio::build(),
+        Pool::build(),
+        AsyncEx::build(),
+    );
     let mut targets = Vec::new();
-    for (name, tasks, runs) in cases {
+    for case in cases {
+        let name = case.name;
         if !options.wants(name) {
             continue;
         }
-        let mut contenders = contenders(runs);
-        let results = run_case(name, tasks, options.samples, &mut contenders);
+        let mut contenders = vec![
+            Contender::new(Dinah::NAME, false, || (case.dinah)(&dinah)),
+            Contender::new(Tokio::NAME, true, || (case.tokio)(&tokio)),
+            Contender::new(Pool::NAME, true, || (case.pool)(&pool)),
+            Contender::new(AsyncEx::NAME, true, || {
+                (case.async_executor)(&async_executor)
+            }),
+        ];
+        let results = run_case(name, case.operations, options.samples, &mut contenders);
         let dinah = results[0].1.as_secs_f64();
         let fastest = results[1..]
             .iter()
@@ -315,7 +342,7 @@ fn main() {
         if name == "yield_many" {
             let ratio = dinah / results[1].1.as_secs_f64();
             targets.push((
-                "yield_many: dinah / tokio (at most 0.5)".into(),
+                "yield_many: dinah / tokio (at most 0.5)".to_owned(),
                 ratio,
                 ratio <= 0.5,
             ));

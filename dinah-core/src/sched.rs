@@ -558,6 +558,15 @@ impl WakeStack {
     /// previous task is over, not queued and (for heap-free wakers) with no
     /// cloned waker left. Returns the new generation.
     pub fn start<L: Link>(&self, cell: &TaskCell<L>) -> u32 {
+        let generation = Self::begin(cell);
+        self.push(cell);
+        generation
+    }
+
+    /// [`start`](Self::start) without the push: the new task is `QUEUED`
+    /// and the caller queues it exactly once (rule 2), on this stack or on a
+    /// list of the consumer's own. Consumer only.
+    pub fn begin<L: Link>(cell: &TaskCell<L>) -> u32 {
         let word = cell.word();
         debug_assert!(!word.is_live() && word.refs() == 0 && !word.has(QUEUED));
         let generation = if word.generation() >= GEN_MAX {
@@ -569,7 +578,6 @@ impl WakeStack {
             (generation << GEN_SHIFT) | Life::Pending.bits() | QUEUED,
             Ordering::Release,
         );
-        self.push(cell);
         generation
     }
 

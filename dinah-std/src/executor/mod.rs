@@ -63,7 +63,7 @@ use std::task::{Context, Poll, Waker};
 
 use dinah_core::TaskOutput;
 use dinah_core::TickReport;
-use dinah_core::sched::{Life, Step, TickTally};
+use dinah_core::sched::{Life, Step, TickTally, WakeStack};
 
 pub use join::{JoinFailure, JoinHandle};
 pub use shared::Spawner;
@@ -334,7 +334,9 @@ impl<'a> Inner<'a> {
         if Arc::strong_count(&slot.header) > 1 {
             slot.header = Header::new(index, &self.shared);
         }
-        let generation = self.shared.stack.start(&slot.header.cell);
+        // Spawning happens on the executor's thread (it is `!Send`).
+        let generation = WakeStack::begin(&slot.header.cell);
+        shared::queue_started(&self.shared, &slot.header.cell);
         (index, Arc::clone(&slot.header), generation)
     }
 

@@ -64,6 +64,18 @@ impl<'r> RunningHere<'r> {
     }
 }
 
+/// Queues a newly started task from the executor's own thread: on the
+/// local list while the executor runs here (with the wakes made in the same
+/// run, in order); otherwise on the wake stack, in order with the wakes made
+/// between runs. No unpark: the executor is not parked, this is its thread.
+pub(crate) fn queue_started(shared: &Shared, cell: &TaskCell<Link32>) {
+    if shared.is_running_here() {
+        LOCAL.with(|installed| installed.borrow_mut().push(cell.index()));
+    } else {
+        shared.stack.push(cell);
+    }
+}
+
 impl Drop for RunningHere<'_> {
     fn drop(&mut self) {
         RUNNING.with(|running| running.set(self.previous));

@@ -306,7 +306,7 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
                 self.main_ready = true;
                 continue;
             }
-            let word = queue.task_cell(index).take_queued();
+            let word = queue.task_cell(index).take_for_poll();
             match tally.step(word) {
                 Step::Release => {
                     // A finished task's last waker is gone (or its poll
@@ -322,9 +322,6 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
                     self.end(index, Life::Cancelled);
                 }
                 Step::Poll { first, self_woken } => {
-                    if first {
-                        queue.task_cell(index).set_life(Life::Running);
-                    }
                     if let Some(local) = self.counters.get_mut(index) {
                         C::polled(local, !first, self_woken);
                     }

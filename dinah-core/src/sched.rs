@@ -31,7 +31,8 @@
 //! # Rules every executor built on it keeps
 //!
 //! 1. **One consumer.** Only the executor that owns a [`WakeStack`] calls
-//!    [`WakeStack::take`], [`TaskCell::take_queued`], [`TaskCell::set_life`],
+//!    [`WakeStack::take`], [`TaskCell::take_queued`],
+//!    [`TaskCell::take_for_poll`], [`TaskCell::set_life`],
 //!    [`WakeStack::start`] and [`WakeStack::requeue`]. Wakers and cancel
 //!    requests, from any thread or interrupt, only call [`WakeStack::wake`]
 //!    and [`WakeStack::cancel`].
@@ -320,6 +321,31 @@ impl<L: Link> TaskCell<L> {
             self.state
                 .fetch_and(!(QUEUED | WOKEN_IN_POLL | SELF_WOKEN), Ordering::AcqRel),
         )
+    }
+
+    /// [`take_queued`](Self::take_queued), and in the same atomic step a
+    /// `Pending` task without a cancellation request becomes `Running`: what
+    /// a consumer does with a task it is about to poll. Returns the word as
+    /// it was, so [`TickTally::step`] still sees a first poll. Consumer only.
+    #[inline(always)]
+    pub fn take_for_poll(&self) -> Word {
+        let mut current = self.state.load(Ordering::Acquire);
+        loop {
+            let word = Word(current);
+            let mut next = current & !(QUEUED | WOKEN_IN_POLL | SELF_WOKEN);
+            if word.is_pending() && !word.has(CANCEL) {
+                next = (next & !LIFE_MASK) | Life::Running.bits();
+            }
+            match self.state.compare_exchange_weak(
+                current,
+                next,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return word,
+                Err(actual) => current = actual,
+            }
+        }
     }
 
     /// Sets the lifecycle and returns the new word. A terminal lifecycle
@@ -664,7 +690,7 @@ impl TickTally {
         self.polled
     }
 
-    /// Decides what to do with a task whose [`TaskCell::take_queued`]
+    /// Decides what to do with a task whose [`TaskCell::take_for_poll`]
     /// returned `word`, and counts it: a cancellation, or a poll and its
     /// cause (first poll, self-wake, wake during another poll, or from
     /// outside).

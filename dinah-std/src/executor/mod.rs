@@ -159,19 +159,22 @@ impl ShutdownReport {
     }
 }
 
-/// A running task as a slot holds it; taken out of the slot while it is
-/// polled, so that the task can spawn.
+/// A running task as its place holds it.
 struct Running<'a> {
     future: BoxedTask<'a>,
     resolve: Arc<dyn Resolve + 'a>,
-    /// The header as a `Waker`, made at spawn and lent to every poll.
-    waker: Waker,
 }
 
-/// Where a slot's task lives: a stable place (the slot table may grow while
-/// a task is polled in place, since tasks spawn) that is reused by every
-/// task of the slot.
-type TaskPlace<'a> = Rc<RefCell<Option<Running<'a>>>>;
+/// Where a slot's tasks live: a stable place (the slot table may grow while
+/// a task is polled in place, since tasks spawn), reused by every task of
+/// the slot while its header is.
+struct Place<'a> {
+    /// The slot's header as a `Waker`, lent to every poll.
+    waker: Waker,
+    task: RefCell<Option<Running<'a>>>,
+}
+
+type TaskPlace<'a> = Rc<Place<'a>>;
 
 struct Slot<'a> {
     header: Arc<Header>,
@@ -180,9 +183,13 @@ struct Slot<'a> {
 
 impl Slot<'_> {
     fn new(index: u32, shared: &Arc<Shared>) -> Self {
+        let header = Header::new(index, shared);
         Self {
-            header: Header::new(index, shared),
-            task: Rc::default(),
+            task: Rc::new(Place {
+                waker: Waker::from(Arc::clone(&header)),
+                task: RefCell::new(None),
+            }),
+            header,
         }
     }
 }
@@ -304,12 +311,10 @@ impl<'a> Inner<'a> {
             return Err(TrySpawnError::Full(future));
         }
         let (index, header, generation) = self.claim_slot();
-        let waker = Waker::from(Arc::clone(&header));
         let join = Join::new(Some((header, generation)));
         let task = Running {
             future: Box::pin(wrap(future, Arc::clone(&join))),
             resolve: Arc::clone(&join) as Arc<dyn Resolve + 'a>,
-            waker,
         };
         self.install(index, task);
         Ok(JoinHandle::new(join))
@@ -329,10 +334,11 @@ impl<'a> Inner<'a> {
         };
         let slot = &mut slots[index as usize];
         // A header that something else still holds (a cloned waker, a
-        // handle's cancel path) stays with its old task; this task gets a
-        // new one. A stale wake through the old one finds its task over.
-        if Arc::strong_count(&slot.header) > 1 {
-            slot.header = Header::new(index, &self.shared);
+        // handle's cancel path) beyond the slot and its place's waker stays
+        // with its old task; this task gets a new one. A stale wake through
+        // the old one finds its task over.
+        if Arc::strong_count(&slot.header) > 2 {
+            *slot = Slot::new(index, &self.shared);
         }
         // Spawning happens on the executor's thread (it is `!Send`).
         let generation = WakeStack::begin(&slot.header.cell);
@@ -341,7 +347,7 @@ impl<'a> Inner<'a> {
     }
 
     fn install(&self, index: u32, task: Running<'a>) {
-        *self.slots.borrow()[index as usize].task.borrow_mut() = Some(task);
+        *self.slots.borrow()[index as usize].task.task.borrow_mut() = Some(task);
         self.live.set(self.live.get() + 1);
     }
 
@@ -356,15 +362,7 @@ impl<'a> Inner<'a> {
             let (index, header, generation) = self.claim_slot();
             resolve.attach(&header, generation);
             let resolve: Arc<dyn Resolve + 'a> = resolve;
-            let waker = Waker::from(header);
-            self.install(
-                index,
-                Running {
-                    future,
-                    resolve,
-                    waker,
-                },
-            );
+            self.install(index, Running { future, resolve });
         }
     }
 
@@ -426,16 +424,13 @@ impl<'a> Inner<'a> {
                 }
                 let slots = self.slots.borrow();
                 let slot = &slots[index as usize];
-                let step = tally.step(slot.header.cell.take_queued());
-                if let Step::Poll { first: true, .. } = step {
-                    slot.header.cell.set_life(Life::Running);
-                }
+                let step = tally.step(slot.header.cell.take_for_poll());
                 (index, step, Rc::clone(&slot.task))
             };
             match step {
                 Step::Release => self.release(index),
                 Step::Cancel => {
-                    let task = place.borrow_mut().take();
+                    let task = place.task.borrow_mut().take();
                     if let Some(task) = task {
                         drop(task.future);
                         task.resolve.abort(Abort::Cancelled);
@@ -459,13 +454,13 @@ impl<'a> Inner<'a> {
     /// borrow of the slot table held (so it may spawn), catching a panic.
     /// A task that ends is dropped there and then. Returns how it ended.
     fn poll_in_place(&self, index: u32, place: &TaskPlace<'a>) -> Option<Life> {
-        let mut guard = place.borrow_mut();
+        let mut guard = place.task.borrow_mut();
         let task = guard.as_mut()?;
         self.shared.stack.set_polling(index + 1);
         let poll = catch_unwind(AssertUnwindSafe(|| {
             task.future
                 .as_mut()
-                .poll(&mut Context::from_waker(&task.waker))
+                .poll(&mut Context::from_waker(&place.waker))
         }));
         self.shared.stack.set_polling(0);
         let ended = match poll {
@@ -544,7 +539,7 @@ impl<'a> Inner<'a> {
             slots
                 .iter_mut()
                 .filter_map(|slot| {
-                    let task = slot.task.borrow_mut().take()?;
+                    let task = slot.task.task.borrow_mut().take()?;
                     slot.header.cell.set_life(Life::Cancelled);
                     Some(task)
                 })

@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
 # Instructions per wake+poll under callgrind, for each contender of
-# benches/executor.rs: one task yields 1,000 and 101,000 times; the
-# difference in total instructions divided by 100,000 cancels start-up,
-# spawning and shutdown. Counts are deterministic, unlike times.
+# benches/executor.rs (or, with DINAH_BENCH=hosted, of benches/hosted.rs):
+# one task yields 1,000 and 101,000 times; the difference in total
+# instructions divided by 100,000 cancels start-up, spawning and shutdown.
+# Counts are deterministic, unlike times.
 #
-#   ./benches/callgrind.sh            dinah, embassy, local-pool
+#   ./benches/callgrind.sh                        dinah, embassy, local-pool
+#   DINAH_BENCH=hosted ./benches/callgrind.sh     dinah, tokio, local-pool, async-executor
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "callgrind: valgrind is not installed" >&2; exit 1; }
-bench=$(cargo bench --bench executor --no-run --message-format=json 2>/dev/null \
+name="${DINAH_BENCH:-executor}"
+case "$name" in
+    executor) default_contenders="dinah embassy local-pool" ;;
+    hosted) default_contenders="dinah tokio local-pool async-executor" ;;
+    *) echo "callgrind: DINAH_BENCH is executor or hosted, not $name" >&2; exit 1 ;;
+esac
+bench=$(cargo bench --bench "$name" --no-run --message-format=json 2>/dev/null \
     | python3 -c 'import json,sys
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "executor":
-        print(m["executable"])')
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == sys.argv[1]:
+        print(m["executable"])' "$name")
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 instructions() {
@@ -21,7 +29,7 @@ instructions() {
     callgrind_annotate "$out/cg" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'
 }
 echo "bench binary: $bench"
-for contender in "${@:-dinah embassy local-pool}"; do
+for contender in "${@:-$default_contenders}"; do
     for c in $contender; do
         short=$(instructions "$c" 1000)
         long=$(instructions "$c" 101000)

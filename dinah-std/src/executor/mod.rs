@@ -52,7 +52,6 @@ mod join;
 mod shared;
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -200,9 +199,10 @@ struct Inner<'a> {
     main_waker: Waker,
     slots: RefCell<Vec<Slot<'a>>>,
     free: RefCell<Vec<u32>>,
-    /// Taken off the wake stack or the local list and not yet polled, oldest
-    /// first.
-    ready: RefCell<VecDeque<u32>>,
+    /// Taken off the wake stack or the local list, oldest first; entries
+    /// before `next` have been handed out this tick.
+    ready: RefCell<Vec<u32>>,
+    next: Cell<usize>,
     /// The local ready list while the executor does not run (see
     /// `RunningHere`).
     local: RefCell<Vec<u32>>,
@@ -276,7 +276,8 @@ impl<'a> Inner<'a> {
             shared,
             slots: RefCell::new(Vec::new()),
             free: RefCell::new(Vec::new()),
-            ready: RefCell::new(VecDeque::new()),
+            ready: RefCell::new(Vec::new()),
+            next: Cell::new(0),
             local: RefCell::new(Vec::new()),
             in_block_on: Cell::new(false),
             main_ready: Cell::new(false),
@@ -369,7 +370,7 @@ impl<'a> Inner<'a> {
     /// Whether anything is ready. Called only while the executor runs (the
     /// local list is installed).
     fn has_work(&self, here: &RunningHere<'_>) -> bool {
-        !self.ready.borrow().is_empty()
+        self.next.get() < self.ready.borrow().len()
             || here.has_local()
             || self.main_ready.get()
             || self.shared.stack.has_woken()
@@ -381,7 +382,19 @@ impl<'a> Inner<'a> {
     /// the wake stack's, in wake order.
     fn take_woken(&self, here: &RunningHere<'_>) {
         let mut ready = self.ready.borrow_mut();
-        here.drain_into(&mut ready);
+        let next = self.next.replace(0);
+        if next == ready.len() {
+            // The usual case: everything was handed out, so the local list
+            // simply becomes the ready list (and the old one, emptied, the
+            // local list): no copy.
+            ready.clear();
+            here.swap_local(&mut ready);
+        } else {
+            ready.drain(..next);
+            let mut local = Vec::new();
+            here.swap_local(&mut local);
+            ready.append(&mut local);
+        }
         if !self.shared.stack.has_woken() {
             return;
         }
@@ -396,10 +409,18 @@ impl<'a> Inner<'a> {
         if let Some((first, _)) = self.shared.stack.take(cell_of) {
             let mut entry = first;
             while entry != 0 {
-                ready.push_back(entry - 1);
+                ready.push(entry - 1);
                 entry = cell_of(entry as usize - 1).link();
             }
         }
+    }
+
+    /// The next ready task, if any.
+    fn pop_ready(&self) -> Option<u32> {
+        let next = self.next.get();
+        let index = *self.ready.borrow().get(next)?;
+        self.next.set(next + 1);
+        Some(index)
     }
 
     /// One tick; the caller has entered the executor (`RunningHere`).
@@ -411,7 +432,7 @@ impl<'a> Inner<'a> {
             // One borrow of the table: the next ready task's word and, if it
             // is to be polled or dropped, its place.
             let (index, step, place) = {
-                let Some(index) = self.ready.borrow_mut().pop_front() else {
+                let Some(index) = self.pop_ready() else {
                     break;
                 };
                 if index == MAIN {
@@ -520,8 +541,7 @@ impl<'a> Inner<'a> {
                     return output;
                 }
             }
-            self.tick(usize::MAX, &here);
-            if !self.has_work(&here) {
+            if !self.tick(usize::MAX, &here).work_remaining {
                 park();
             }
         }

@@ -17,21 +17,46 @@ use super::TrySpawnError;
 use super::join::{Join, JoinHandle, Resolve};
 use crate::sync::{AtomicBool, Mutex, Ordering, Thread, lock};
 
-#[cfg(not(loom))]
-std::thread_local! {
+/// This thread's running executor, if any, and its local ready list.
+struct Here {
     /// The executor running a tick or `block_on` on this thread right now
     /// (the address of its `Shared`), or 0.
-    static RUNNING: Cell<usize> = const { Cell::new(0) };
+    running: Cell<usize>,
     /// That executor's tasks woken on this thread while it runs, oldest
     /// first: its local ready list, which needs no atomics.
-    static LOCAL: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+    local: RefCell<Vec<u32>>,
+}
+
+#[cfg(not(loom))]
+std::thread_local! {
+    static HERE: Here = const {
+        Here {
+            running: Cell::new(0),
+            local: RefCell::new(Vec::new()),
+        }
+    };
 }
 
 // Loom's threads share one OS thread, so they need loom's thread-locals.
 #[cfg(loom)]
 loom::thread_local! {
-    static RUNNING: Cell<usize> = Cell::new(0);
-    static LOCAL: RefCell<Vec<u32>> = RefCell::new(Vec::new());
+    static HERE: Here = Here {
+        running: Cell::new(0),
+        local: RefCell::new(Vec::new()),
+    };
+}
+
+/// Queues `index` on this thread's local list if `shared`'s executor is the
+/// one running here; otherwise hands it back.
+fn queue_here(shared: &Shared, index: u32) -> Result<(), u32> {
+    HERE.with(|here| {
+        if here.running.get() == shared.address() {
+            here.local.borrow_mut().push(index);
+            Ok(())
+        } else {
+            Err(index)
+        }
+    })
 }
 
 /// Marks an executor as running on this thread until dropped, with its local
@@ -46,21 +71,22 @@ impl<'r> RunningHere<'r> {
     /// Enters `shared`'s executor, whose local list is kept in `local`
     /// while it does not run.
     pub(crate) fn enter(shared: &Shared, local: &'r RefCell<Vec<u32>>) -> Self {
-        LOCAL.with(|installed| installed.swap(local));
-        Self {
-            previous: RUNNING.with(|running| running.replace(shared.address())),
-            local,
-        }
+        let previous = HERE.with(|here| {
+            here.local.swap(local);
+            here.running.replace(shared.address())
+        });
+        Self { previous, local }
     }
 
-    /// Moves the tasks woken locally since the last call to `ready`.
-    pub(crate) fn drain_into(&self, ready: &mut VecDeque<u32>) {
-        LOCAL.with(|local| ready.extend(local.borrow_mut().drain(..)));
+    /// Swaps the tasks woken locally since the last call into `ready` (which
+    /// the caller has emptied; its storage is kept for the next round).
+    pub(crate) fn swap_local(&self, ready: &mut Vec<u32>) {
+        HERE.with(|here| std::mem::swap(&mut *here.local.borrow_mut(), ready));
     }
 
-    /// Whether a task was woken locally since the last drain.
+    /// Whether a task was woken locally since the last swap.
     pub(crate) fn has_local(&self) -> bool {
-        LOCAL.with(|local| !local.borrow().is_empty())
+        HERE.with(|here| !here.local.borrow().is_empty())
     }
 }
 
@@ -69,17 +95,17 @@ impl<'r> RunningHere<'r> {
 /// run, in order); otherwise on the wake stack, in order with the wakes made
 /// between runs. No unpark: the executor is not parked, this is its thread.
 pub(crate) fn queue_started(shared: &Shared, cell: &TaskCell<Link32>) {
-    if shared.is_running_here() {
-        LOCAL.with(|installed| installed.borrow_mut().push(cell.index()));
-    } else {
+    if queue_here(shared, cell.index()).is_err() {
         shared.stack.push(cell);
     }
 }
 
 impl Drop for RunningHere<'_> {
     fn drop(&mut self) {
-        RUNNING.with(|running| running.set(self.previous));
-        LOCAL.with(|installed| installed.swap(self.local));
+        HERE.with(|here| {
+            here.running.set(self.previous);
+            here.local.swap(self.local);
+        });
     }
 }
 
@@ -123,13 +149,11 @@ impl Wake for Header {
     /// stack, then unparking the executor's thread. Never polls, never locks.
     fn wake_by_ref(self: &Arc<Self>) {
         let shared = &self.shared;
-        if let Ok(true) = shared.stack.mark(&self.cell) {
-            if shared.is_running_here() {
-                LOCAL.with(|local| local.borrow_mut().push(self.cell.index()));
-            } else {
-                shared.stack.push(&self.cell);
-                shared.thread.unpark();
-            }
+        if let Ok(true) = shared.stack.mark(&self.cell)
+            && queue_here(shared, self.cell.index()).is_err()
+        {
+            shared.stack.push(&self.cell);
+            shared.thread.unpark();
         }
     }
 }
@@ -218,7 +242,7 @@ impl Shared {
 
     /// Whether this executor is running a tick or `block_on` on this thread.
     fn is_running_here(&self) -> bool {
-        RUNNING.with(Cell::get) == self.address()
+        HERE.with(|here| here.running.get()) == self.address()
     }
 
     /// Whether a submission waits.

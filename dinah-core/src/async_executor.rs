@@ -306,7 +306,10 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
                 self.main_ready = true;
                 continue;
             }
-            let word = queue.task_cell(index).take_for_poll();
+            // `take_queued` then a separate start on a first poll (rare):
+            // on targets without compare-and-swap, a fetch-and is cheaper
+            // than `take_for_poll`'s loop on every poll.
+            let word = queue.task_cell(index).take_queued();
             match tally.step(word) {
                 Step::Release => {
                     // A finished task's last waker is gone (or its poll
@@ -322,6 +325,9 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
                     self.end(index, Life::Cancelled);
                 }
                 Step::Poll { first, self_woken } => {
+                    if first {
+                        queue.task_cell(index).set_life(Life::Running);
+                    }
                     if let Some(local) = self.counters.get_mut(index) {
                         C::polled(local, !first, self_woken);
                     }

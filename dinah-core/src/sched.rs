@@ -502,6 +502,7 @@ impl WakeStack {
     /// # Errors
     ///
     /// [`Stale`] (counted) when the task is over.
+    #[inline(always)]
     pub fn mark<L: Link>(&self, cell: &TaskCell<L>) -> Result<bool, Stale> {
         let polling = self.polling.load(Ordering::Relaxed);
         let mut flags = QUEUED;

@@ -227,17 +227,41 @@ fn chained_spawn<R: Runtime>(runtime: &R) -> Duration {
     })
 }
 
+/// Runs `case` `times` times on a fresh `R`.
+fn repeat<R: Runtime>(case: fn(&R) -> Duration, times: usize) {
+    let runtime = R::build();
+    for _ in 0..times {
+        case(&runtime);
+    }
+}
+
 /// callgrind mode: one spawned task yielding `times` times, awaited; or,
-/// for `CONTENDER-spawn`, `times` trivial tasks spawned and run.
+/// for `CONTENDER-spawn`, `times` trivial tasks spawned and run; or, for
+/// `CONTENDER-CASE` (a case's name), the case run `times` times.
 fn callgrind(contender: &str, times: usize) {
-    if let Some(contender) = contender.strip_suffix("-spawn") {
+    if let Some((contender, case)) = contender.split_once('-')
+        && contender != "local"
+        && contender != "async"
+    {
+        let cases = cases();
+        if case == "spawn" {
+            match contender {
+                "dinah" => spawn_n(&Dinah::build(), times),
+                "tokio" => spawn_n(&Tokio::build(), times),
+                other => panic!("unknown contender {other}"),
+            };
+            return;
+        }
+        let case = cases
+            .iter()
+            .find(|c| c.name == case)
+            .unwrap_or_else(|| panic!("unknown case {case}"));
         match contender {
-            "dinah" => spawn_n(&Dinah::build(), times),
-            "tokio" => spawn_n(&Tokio::build(), times),
-            "local-pool" => spawn_n(&Pool::build(), times),
-            "async-executor" => spawn_n(&AsyncEx::build(), times),
-            other => panic!("unknown contender {other}"),
-        };
+            "dinah" => repeat(case.dinah, times),
+            "tokio" => repeat(case.tokio, times),
+            "pool" => repeat(case.pool, times),
+            other => panic!("unknown contender {other}: dinah, tokio or pool"),
+        }
         return;
     }
     match contender {
@@ -294,6 +318,15 @@ macro_rules! case {
     };
 }
 
+fn cases() -> [Case; 4] {
+    [
+        case!(spawn_many, SPAWNS),
+        case!(yield_many, YIELD_TASKS * YIELDS),
+        case!(ping_pong, 2 * ROUND_TRIPS as usize),
+        case!(chained_spawn, CHAIN),
+    ]
+}
+
 fn main() {
     let options = Options::from_args();
     if let Some((contender, times)) = &options.callgrind {
@@ -301,12 +334,7 @@ fn main() {
         return;
     }
     println!("# dinah LocalExecutor benchmarks");
-    let cases = [
-        case!(spawn_many, SPAWNS),
-        case!(yield_many, YIELD_TASKS * YIELDS),
-        case!(ping_pong, 2 * ROUND_TRIPS as usize),
-        case!(chained_spawn, CHAIN),
-    ];
+    let cases = cases();
     let (dinah, tokio, pool, async_executor) = (
         Dinah::build(),
         Tokio::build(),

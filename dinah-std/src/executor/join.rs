@@ -10,7 +10,7 @@ use std::task::{Context, Poll, Waker};
 use dinah_core::TaskFailureKind;
 
 use super::shared::Header;
-use crate::sync::{Mutex, lock};
+use crate::sync::{AtomicBool, Mutex, Ordering, lock};
 
 /// Why a task's [`JoinHandle`] holds no value.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -101,6 +101,8 @@ struct State<V, E> {
 /// What a task and its handle share.
 pub(crate) struct Join<V, E> {
     state: Mutex<State<V, E>>,
+    /// The handle was dropped: nobody will read the outcome.
+    detached: AtomicBool,
 }
 
 impl<V, E> Join<V, E> {
@@ -112,11 +114,17 @@ impl<V, E> Join<V, E> {
                 target,
                 cancel_requested: false,
             }),
+            detached: AtomicBool::new(false),
         })
     }
 
     /// Records the outcome (the first one wins) and wakes the awaiting task.
     pub(crate) fn finish(&self, result: Result<V, JoinFailure<E>>) {
+        if self.detached.load(Ordering::Acquire) {
+            // No handle: the value is dropped now, without taking the lock.
+            drop(result);
+            return;
+        }
         let waker = {
             let mut state = lock(&self.state);
             if matches!(state.outcome, Outcome::Running) {
@@ -223,6 +231,13 @@ impl<V, E> JoinHandle<V, E> {
             }
             Outcome::Taken => None,
         }
+    }
+}
+
+impl<V, E> Drop for JoinHandle<V, E> {
+    /// Detaches the task: its outcome will be dropped when it ends.
+    fn drop(&mut self) {
+        self.join.detached.store(true, Ordering::Release);
     }
 }
 

@@ -1,51 +1,6 @@
-//! [`LocalExecutor`]: runs futures, `!Send` ones included, on the thread
-//! that owns it, with heap-allocated tasks, join handles, a [`block_on`]
-//! that parks when nothing is ready, and a bounded ingress ([`Spawner`]) for
-//! `Send` futures from other threads.
-//!
-//! # Which executor
-//!
-//! The core's [`AsyncExecutor`](dinah_core::AsyncExecutor) keeps tasks in
-//! `N` caller-owned slots and never allocates: firmware. This one allocates
-//! each task on the heap, hands back its result, and can sleep the thread:
-//! a desktop or server program, a test, a tool. Both schedule with the same
-//! core ([`dinah_core::sched`]): the same state word per task, the same
-//! lock-free wake stack, the same order of polls and the same
-//! [`TickReport`]. Only the storage differs.
-//!
-//! # What runs where
-//!
-//! Every task is polled on the executor's thread, inside [`tick`] or
-//! [`block_on`], and only there. Wakers can be called from any thread: a
-//! wake sets a bit, pushes the task on the wake stack and unparks the
-//! executor's thread; it never polls and never takes a lock.
-//!
-//! [`block_on`]: LocalExecutor::block_on
-//! [`tick`]: LocalExecutor::tick
-//!
-//! # Example
-//!
-//! ```
-//! use dinah_std::{JoinFailure, LocalExecutor};
-//! use dinah_core::yield_now;
-//! use std::rc::Rc;
-//!
-//! let executor = LocalExecutor::new();
-//! let shared = Rc::new(5); // not Send: fine on a local executor
-//! let task = {
-//!     let shared = Rc::clone(&shared);
-//!     executor.spawn(async move {
-//!         yield_now().await;
-//!         Ok::<u32, &str>(*shared * 2)
-//!     })
-//! }
-//! .unwrap();
-//! let failing = executor.spawn(async { Err::<(), _>("no") }).unwrap();
-//!
-//! let (value, failure) = executor.block_on(async { (task.await, failing.await) });
-//! assert_eq!(value, Ok(10));
-//! assert_eq!(failure, Err(JoinFailure::Returned("no")));
-//! ```
+//! [`LocalExecutor`], its handles ([`JoinHandle`], [`LocalSpawner`],
+//! [`Spawner`]) and what they report ([`JoinFailure`], [`TrySpawnError`],
+//! [`ShutdownReport`]).
 #![forbid(unsafe_code)]
 
 mod join;
@@ -580,8 +535,57 @@ impl<'a> Inner<'a> {
     }
 }
 
-/// An executor for futures that need not be `Send`, on the thread that
-/// creates it; see the [module docs](self).
+/// An async executor for futures, `!Send` ones included, on the thread that
+/// owns it: heap-allocated tasks, join handles, a [`block_on`] that parks
+/// when nothing is ready, and a bounded ingress ([`Spawner`]) for `Send`
+/// futures from other threads.
+///
+/// # Which executor
+///
+/// The core's [`AsyncExecutor`](dinah_core::AsyncExecutor) keeps tasks in
+/// `N` caller-owned slots and never allocates: firmware. This one allocates
+/// each task on the heap, hands back its result, and can sleep the thread:
+/// a desktop or server program, a test, a tool. Both schedule with the same
+/// core ([`dinah_core::sched`]): the same state word per task, the same
+/// lock-free wake stack, the same order of polls and the same
+/// [`TickReport`]. Only the storage differs.
+///
+/// # What runs where
+///
+/// Every task is polled on the executor's thread, inside [`tick`] or
+/// [`block_on`], and only there. Wakers can be called from any thread. A
+/// wake sets the task's `QUEUED` bit with one compare-and-swap; from another
+/// thread it then pushes the task on the lock-free wake stack and unparks
+/// the executor's thread; from the executor's own thread while it runs, it
+/// puts the task on a local list instead (no push, no unpark: the executor
+/// looks there before it parks). A wake never polls and never takes a lock.
+///
+/// [`block_on`]: Self::block_on
+/// [`tick`]: Self::tick
+///
+/// # Example
+///
+/// ```
+/// use dinah_std::{JoinFailure, LocalExecutor};
+/// use dinah_core::yield_now;
+/// use std::rc::Rc;
+///
+/// let executor = LocalExecutor::new();
+/// let shared = Rc::new(5); // not Send: fine on a local executor
+/// let task = {
+///     let shared = Rc::clone(&shared);
+///     executor.spawn(async move {
+///         yield_now().await;
+///         Ok::<u32, &str>(*shared * 2)
+///     })
+/// }
+/// .unwrap();
+/// let failing = executor.spawn(async { Err::<(), _>("no") }).unwrap();
+///
+/// let (value, failure) = executor.block_on(async { (task.await, failing.await) });
+/// assert_eq!(value, Ok(10));
+/// assert_eq!(failure, Err(JoinFailure::Returned("no")));
+/// ```
 ///
 /// `'a` bounds what spawned futures may borrow: anything that outlives the
 /// executor.

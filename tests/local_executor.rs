@@ -510,3 +510,72 @@ fn a_panic_in_block_on_s_own_future_unwinds_and_leaves_the_executor_usable() {
     assert!(result.is_err());
     assert_eq!(executor.block_on(async { 1 }), 1);
 }
+
+/// Records, when dropped, whether its task's handle had already resolved.
+struct SeesHandle {
+    handle: Rc<RefCell<Option<dinah::JoinHandle<(), ()>>>>,
+    resolved_at_drop: Rc<Cell<Option<bool>>>,
+}
+
+impl Drop for SeesHandle {
+    fn drop(&mut self) {
+        let finished = self.handle.borrow().as_ref().map(|h| h.is_finished());
+        self.resolved_at_drop.set(finished);
+    }
+}
+
+#[test]
+fn a_task_s_future_is_dropped_before_its_handle_resolves() {
+    support::quiet_panics_containing(&["ends by panicking"]);
+    // Cancelled before its first poll or after it, panicked, shut down:
+    // each drop sees an unresolved handle.
+    for ending in ["cancel before start", "cancel", "panic", "shutdown"] {
+        let executor = LocalExecutor::new();
+        let handle_slot = Rc::new(RefCell::new(None));
+        let resolved_at_drop = Rc::new(Cell::new(None));
+        let probe = SeesHandle {
+            handle: Rc::clone(&handle_slot),
+            resolved_at_drop: Rc::clone(&resolved_at_drop),
+        };
+        let panics = ending == "panic";
+        let handle = executor
+            .spawn(async move {
+                let _probe = probe;
+                yield_now().await;
+                assert!(!panics, "ends by panicking");
+                forever().await;
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+        *handle_slot.borrow_mut() = Some(handle);
+        if ending == "cancel before start" {
+            assert!(handle_slot.borrow().as_ref().unwrap().cancel());
+        }
+        executor.tick(usize::MAX);
+        match ending {
+            "cancel before start" => {}
+            "cancel" => {
+                assert!(handle_slot.borrow().as_ref().unwrap().cancel());
+                executor.tick(usize::MAX);
+            }
+            "panic" => {
+                executor.tick(usize::MAX);
+            }
+            _ => {
+                executor.shutdown();
+            }
+        }
+        assert_eq!(
+            resolved_at_drop.get(),
+            Some(false),
+            "{ending}: dropped first"
+        );
+        let result = handle_slot.borrow_mut().as_mut().unwrap().try_take();
+        let expected = if panics {
+            Err(JoinFailure::Panicked("ends by panicking".into()))
+        } else {
+            Err(JoinFailure::Cancelled)
+        };
+        assert_eq!(result, Some(expected), "{ending}: then resolved");
+    }
+}

@@ -183,11 +183,12 @@ pub struct AsyncExecutor<'a, const N: usize, O: TaskOutput = (), C: Counting = N
     tasks: [Option<TaskRef<'a, O>>; N],
     failures: [Option<O::Error>; N],
     counters: [C::Local; N],
-    /// Vacant slots, linked through the cells (index + 1, 0 for none).
-    free: u32,
+    /// Vacant slots, linked through the cells (index + 1, 0 for none; at
+    /// most `N + 1`, which fits 16 bits: the executor stays small).
+    free: u16,
     /// Taken off the wake stack and not yet polled, oldest first.
-    ready_head: u32,
-    ready_tail: u32,
+    ready_head: u16,
+    ready_tail: u16,
     /// The future driven by `run_until` was woken.
     main_ready: bool,
     stale_seen: u32,
@@ -242,8 +243,8 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
         if self.free == 0 {
             return Err(SpawnError::Full(task));
         }
-        let index = (self.free - 1) as usize;
-        self.free = self.queue.task_cell(index).link();
+        let index = usize::from(self.free - 1);
+        self.free = self.queue.task_cell(index).link() as u16;
         *self.task_slot(index) = Some(task);
         if let Some(local) = self.counters.get_mut(index) {
             self.queue.reset_counters(index, local);
@@ -476,29 +477,29 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
 
     /// Puts a vacant slot on the free list.
     fn release(&mut self, index: usize) {
-        self.queue.task_cell(index).set_link(self.free);
-        self.free = index as u32 + 1;
+        self.queue.task_cell(index).set_link(u32::from(self.free));
+        self.free = index as u16 + 1;
     }
 
     /// Appends a chain of entries (already linked, oldest first) behind
     /// the ready list.
     fn append_ready(&mut self, first: u32, last: u32) {
         if self.ready_tail == 0 {
-            self.ready_head = first;
+            self.ready_head = first as u16;
         } else {
             self.queue
-                .task_cell((self.ready_tail - 1) as usize)
+                .task_cell(usize::from(self.ready_tail - 1))
                 .set_link(first);
         }
-        self.ready_tail = last;
+        self.ready_tail = last as u16;
     }
 
     fn pop_ready(&mut self) -> Option<usize> {
         if self.ready_head == 0 {
             return None;
         }
-        let index = (self.ready_head - 1) as usize;
-        self.ready_head = self.queue.task_cell(index).link();
+        let index = usize::from(self.ready_head - 1);
+        self.ready_head = self.queue.task_cell(index).link() as u16;
         if self.ready_head == 0 {
             self.ready_tail = 0;
         }

@@ -1,13 +1,15 @@
 //! [`JoinHandle`]: a spawned task's result, read by awaiting, polling or
 //! taking; and [`JoinFailure`]: why a task gave no value.
 
+use std::cell::RefCell;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use dinah_core::TaskFailureKind;
+use dinah_core::{TaskFailureKind, TaskOutput};
 
 use super::shared::Header;
 use crate::sync::{AtomicBool, Mutex, Ordering, lock};
@@ -71,6 +73,82 @@ impl<E: std::error::Error + 'static> std::error::Error for JoinFailure<E> {
 pub(crate) enum Abort {
     Panicked(String),
     Cancelled,
+}
+
+/// Where a task's resolver leaves its join when the task's future is
+/// dropped by a panic unwinding out of its poll: the executor, which caught
+/// the panic and holds its message, resolves it `Panicked`. One per slot,
+/// reused by its tasks.
+pub(crate) struct AbortNote<'a>(RefCell<Option<Arc<dyn Resolve + 'a>>>);
+
+impl<'a> AbortNote<'a> {
+    pub(crate) fn new() -> Self {
+        Self(RefCell::new(None))
+    }
+
+    /// The join of the task whose poll just panicked, if its resolver left
+    /// it here.
+    pub(crate) fn take_orphan(&self) -> Option<Arc<dyn Resolve + 'a>> {
+        self.0.borrow_mut().take()
+    }
+}
+
+/// Lives inside a task's future and resolves its join when that future is
+/// dropped before finishing: `Cancelled` (cancelled, or shut down), or, when
+/// a panic unwinds out of the task's poll, through the [`AbortNote`] to the
+/// executor. Until the first poll it also holds the task's future, so that
+/// even a task dropped before it ever ran drops its future, then resolves.
+struct Resolver<'a, F, V: 'a, E: 'a> {
+    future: Option<F>,
+    join: Option<Arc<Join<V, E>>>,
+    note: Rc<AbortNote<'a>>,
+}
+
+impl<'a, F, V: 'a, E: 'a> Drop for Resolver<'a, F, V, E> {
+    fn drop(&mut self) {
+        // The future first (if it was never polled, it is still here).
+        drop(self.future.take());
+        if let Some(join) = self.join.take() {
+            if std::thread::panicking() {
+                *self.note.0.borrow_mut() = Some(join);
+            } else {
+                join.abort(Abort::Cancelled);
+            }
+        }
+    }
+}
+
+/// The future a task runs: the task's future, then its result handed to the
+/// join; or, if dropped first, the join resolved by the [`Resolver`]. Its
+/// output says whether the task succeeded.
+pub(crate) fn wrap<'a, F, V: 'a, E: 'a>(
+    future: F,
+    join: Arc<Join<V, E>>,
+    note: Rc<AbortNote<'a>>,
+) -> impl Future<Output = bool> + 'a
+where
+    F: Future + 'a,
+    F::Output: TaskOutput<Value = V, Error = E>,
+{
+    let resolver = Resolver {
+        future: Some(future),
+        join: Some(join),
+        note,
+    };
+    async move {
+        // Moved into the body at the first poll: from here on the resolver
+        // is declared before the awaited future, so it is dropped after it.
+        let mut resolver = resolver;
+        let Some(future) = resolver.future.take() else {
+            return false;
+        };
+        let result = future.await.into_result();
+        let ok = result.is_ok();
+        if let Some(join) = resolver.join.take() {
+            join.finish(result.map_err(JoinFailure::Returned));
+        }
+        ok
+    }
 }
 
 /// The executor's side of a join: end the task without a value.

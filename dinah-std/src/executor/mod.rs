@@ -22,7 +22,7 @@ use dinah_core::sched::{Life, Step, TickTally, WakeStack};
 pub use join::{JoinFailure, JoinHandle};
 pub use shared::Spawner;
 
-use join::{Abort, Join, Resolve};
+use join::{Abort, AbortNote, Join, wrap};
 use shared::{BoxedTask, Header, RunningHere, Shared};
 
 use crate::CapacityError;
@@ -113,19 +113,15 @@ impl ShutdownReport {
     }
 }
 
-/// A running task as its place holds it.
-struct Running<'a> {
-    future: BoxedTask<'a>,
-    resolve: Arc<dyn Resolve + 'a>,
-}
-
 /// Where a slot's tasks live: a stable place (the slot table may grow while
 /// a task is polled in place, since tasks spawn), reused by every task of
 /// the slot while its header is.
 struct Place<'a> {
     /// The slot's header as a `Waker`, lent to every poll.
     waker: Waker,
-    task: RefCell<Option<Running<'a>>>,
+    task: RefCell<Option<BoxedTask<'a>>>,
+    /// Where a panicking task's resolver leaves its join.
+    note: Rc<AbortNote<'a>>,
 }
 
 type TaskPlace<'a> = Rc<Place<'a>>;
@@ -142,6 +138,7 @@ impl Slot<'_> {
             task: Rc::new(Place {
                 waker: Waker::from(Arc::clone(&header)),
                 task: RefCell::new(None),
+                note: Rc::new(AbortNote::new()),
             }),
             header,
         }
@@ -170,19 +167,6 @@ struct Inner<'a> {
     /// dropped, so entering again would be re-entrant.
     running: Cell<bool>,
     closed: Cell<bool>,
-}
-
-/// The task the wrapped future runs: the task's future, then its result
-/// handed to the join. Its output says whether the task succeeded.
-async fn wrap<F, V, E>(future: F, join: Arc<Join<V, E>>) -> bool
-where
-    F: Future,
-    F::Output: TaskOutput<Value = V, Error = E>,
-{
-    let result = future.await.into_result();
-    let ok = result.is_ok();
-    join.finish(result.map_err(JoinFailure::Returned));
-    ok
 }
 
 /// The text of a caught panic.
@@ -266,19 +250,15 @@ impl<'a> Inner<'a> {
         if self.live.get() >= self.max_tasks || self.slots.borrow().len() >= MAIN as usize {
             return Err(TrySpawnError::Full(future));
         }
-        let (index, header, generation) = self.claim_slot();
+        let (index, header, generation, note) = self.claim_slot();
         let join = Join::new(Some((header, generation)));
-        let task = Running {
-            future: Box::pin(wrap(future, Arc::clone(&join))),
-            resolve: Arc::clone(&join) as Arc<dyn Resolve + 'a>,
-        };
-        self.install(index, task);
+        self.install(index, Box::pin(wrap(future, Arc::clone(&join), note)));
         Ok(JoinHandle::new(join))
     }
 
     /// Takes a free slot (or adds one), starts a new task in its cell (which
-    /// queues it) and returns its index, header and generation.
-    fn claim_slot(&self) -> (u32, Arc<Header>, u32) {
+    /// queues it) and returns its index, header, generation and abort note.
+    fn claim_slot(&self) -> (u32, Arc<Header>, u32, Rc<AbortNote<'a>>) {
         let mut slots = self.slots.borrow_mut();
         let index = match self.free.borrow_mut().pop() {
             Some(index) => index,
@@ -299,10 +279,15 @@ impl<'a> Inner<'a> {
         // Spawning happens on the executor's thread (it is `!Send`).
         let generation = WakeStack::begin(&slot.header.cell);
         shared::queue_started(&self.shared, &slot.header.cell);
-        (index, Arc::clone(&slot.header), generation)
+        (
+            index,
+            Arc::clone(&slot.header),
+            generation,
+            Rc::clone(&slot.task.note),
+        )
     }
 
-    fn install(&self, index: u32, task: Running<'a>) {
+    fn install(&self, index: u32, task: BoxedTask<'a>) {
         *self.slots.borrow()[index as usize].task.task.borrow_mut() = Some(task);
         self.live.set(self.live.get() + 1);
     }
@@ -314,11 +299,10 @@ impl<'a> Inner<'a> {
         }
         let room = self.max_tasks - self.live.get();
         for submission in self.shared.take_pending(room) {
-            let (future, resolve) = submission.admit();
-            let (index, header, generation) = self.claim_slot();
-            resolve.attach(&header, generation);
-            let resolve: Arc<dyn Resolve + 'a> = resolve;
-            self.install(index, Running { future, resolve });
+            let (index, header, generation, note) = self.claim_slot();
+            let (future, join) = submission.admit(note);
+            join.attach(&header, generation);
+            self.install(index, future);
         }
     }
 
@@ -406,11 +390,10 @@ impl<'a> Inner<'a> {
             match step {
                 Step::Release => self.release(index),
                 Step::Cancel => {
+                    // Dropping the future resolves its handle `Cancelled`
+                    // (its resolver finds no panic note).
                     let task = place.task.borrow_mut().take();
-                    if let Some(task) = task {
-                        drop(task.future);
-                        task.resolve.abort(Abort::Cancelled);
-                    }
+                    drop(task);
                     self.end(index, Life::Cancelled);
                 }
                 Step::Poll { .. } => {
@@ -434,9 +417,7 @@ impl<'a> Inner<'a> {
         let task = guard.as_mut()?;
         self.shared.stack.set_polling(index + 1);
         let poll = catch_unwind(AssertUnwindSafe(|| {
-            task.future
-                .as_mut()
-                .poll(&mut Context::from_waker(&place.waker))
+            task.as_mut().poll(&mut Context::from_waker(&place.waker))
         }));
         self.shared.stack.set_polling(0);
         let ended = match poll {
@@ -444,10 +425,14 @@ impl<'a> Inner<'a> {
             Ok(Poll::Ready(true)) => Life::Completed,
             Ok(Poll::Ready(false)) => Life::Failed,
             Err(payload) => {
-                let task = guard.take()?;
+                // The unwind already dropped the future's parts; its
+                // resolver left the join in the note.
+                let task = guard.take();
                 drop(guard);
-                drop(task.future);
-                task.resolve.abort(Abort::Panicked(panic_text(&*payload)));
+                drop(task);
+                if let Some(join) = place.note.take_orphan() {
+                    join.abort(Abort::Panicked(panic_text(&*payload)));
+                }
                 return Some(Life::Failed);
             }
         };
@@ -509,7 +494,7 @@ impl<'a> Inner<'a> {
         let cancelled_submissions = submissions.len();
         // Each submission drops its future, then resolves its handle.
         drop(submissions);
-        let tasks: Vec<Running<'a>> = {
+        let tasks: Vec<BoxedTask<'a>> = {
             let mut slots = self.slots.borrow_mut();
             slots
                 .iter_mut()
@@ -523,11 +508,9 @@ impl<'a> Inner<'a> {
         self.live.set(0);
         let cancelled_tasks = tasks.len();
         // Dropped with no borrow held: a destructor may spawn (refused now)
-        // or wake (ignored).
-        for task in tasks {
-            drop(task.future);
-            task.resolve.abort(Abort::Cancelled);
-        }
+        // or wake (ignored). Each future's resolver resolves its handle
+        // `Cancelled`.
+        drop(tasks);
         ShutdownReport {
             cancelled_tasks,
             cancelled_submissions,

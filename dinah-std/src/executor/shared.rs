@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::task::Wake;
 
@@ -14,7 +15,7 @@ use dinah_core::TaskOutput;
 use dinah_core::sched::{Link32, TaskCell, WakeStack};
 
 use super::TrySpawnError;
-use super::join::{Join, JoinHandle, Resolve};
+use super::join::{AbortNote, Join, JoinHandle, Resolve, wrap};
 use crate::sync::{AtomicBool, Mutex, Ordering, Thread, lock};
 
 /// This thread's running executor, if any, and its local ready list.
@@ -161,7 +162,11 @@ impl Wake for Header {
 /// A future submitted through the ingress, with its join, not yet taken in.
 pub(crate) trait Submission: Send {
     /// Hands the future (wrapped) and its join to the executor.
-    fn admit(self: Box<Self>) -> (BoxedTask<'static>, Arc<dyn Resolve + Send + Sync>);
+    /// `note` is the slot's abort note, for the task's resolver.
+    fn admit<'a>(
+        self: Box<Self>,
+        note: Rc<AbortNote<'a>>,
+    ) -> (BoxedTask<'a>, Arc<dyn Resolve + Send + Sync>);
 }
 
 struct Remote<F, V, E> {
@@ -176,10 +181,13 @@ where
     V: Send + 'static,
     E: Send + 'static,
 {
-    fn admit(mut self: Box<Self>) -> (BoxedTask<'static>, Arc<dyn Resolve + Send + Sync>) {
+    fn admit<'a>(
+        mut self: Box<Self>,
+        note: Rc<AbortNote<'a>>,
+    ) -> (BoxedTask<'a>, Arc<dyn Resolve + Send + Sync>) {
         let future = self.future.take().expect("a submission is admitted once");
         let join = Arc::clone(&self.join);
-        (Box::pin(super::wrap(future, Arc::clone(&join))), join)
+        (Box::pin(wrap(future, Arc::clone(&join), note)), join)
     }
 }
 

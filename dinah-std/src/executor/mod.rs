@@ -195,6 +195,7 @@ struct MainGuard<'r, 'a>(&'r Inner<'a>);
 
 impl Drop for MainGuard<'_, '_> {
     fn drop(&mut self) {
+        self.0.shared.stack.set_polling(0);
         self.0.in_block_on.set(false);
         self.0.main_ready.set(false);
         self.0.main.cell.set_life(Life::Vacant);
@@ -221,7 +222,8 @@ impl<'a> Inner<'a> {
             in_block_on: Cell::new(false),
             main_ready: Cell::new(false),
             live: Cell::new(0),
-            max_tasks: config.max_tasks.unwrap_or(usize::MAX),
+            // Slot indices stay below `MAIN`: the cap is never above it.
+            max_tasks: config.max_tasks.unwrap_or(usize::MAX).min(MAIN as usize),
             stale_seen: Cell::new(0),
             running: Cell::new(false),
             closed: Cell::new(false),
@@ -247,7 +249,7 @@ impl<'a> Inner<'a> {
         if self.closed.get() {
             return Err(TrySpawnError::Shutdown(future));
         }
-        if self.live.get() >= self.max_tasks || self.slots.borrow().len() >= MAIN as usize {
+        if self.live.get() >= self.max_tasks {
             return Err(TrySpawnError::Full(future));
         }
         let (index, header, generation, note) = self.claim_slot();

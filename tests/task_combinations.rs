@@ -232,7 +232,7 @@ fn run_parallel_more_workers_than_tasks() {
 
 // The core AsyncExecutor: 4 slots, so of 5 tasks the last is handed back.
 
-use std::future::poll_fn;
+use std::future::{Future, poll_fn};
 use std::task::Poll;
 
 use dinah::{AsyncExecutor, SpawnError, TaskRef, TaskState};
@@ -247,6 +247,35 @@ impl Drop for Dropped<'_> {
     }
 }
 
+/// Task `index` of an executor case: it counts its polls and its drop,
+/// yields once (so there is a poll to cancel between), then returns
+/// `Ok(index)`, or, when it is the subject, ends as `outcome` says.
+fn yielding_task<'a>(
+    index: usize,
+    subject: usize,
+    outcome: Outcome,
+    polls: &'a AtomicUsize,
+    drops: &'a AtomicUsize,
+) -> impl Future<Output = Result<usize, usize>> + 'a {
+    let guard = Dropped(drops);
+    let mut yielded = false;
+    poll_fn(move |cx| {
+        let _owned = &guard;
+        polls.fetch_add(1, Ordering::SeqCst);
+        if !yielded {
+            yielded = true;
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        Poll::Ready(match outcome {
+            _ if index != subject => Ok(index),
+            Outcome::Ok => Ok(index),
+            Outcome::Err => Err(index),
+            Outcome::Panic => panic!("{}", SUBJECT_PANIC),
+        })
+    })
+}
+
 fn run_executor_case(outcome: Outcome, cancel: Cancel, position: Position) {
     let label = format!("{outcome:?} / cancel {cancel:?} / {position:?} / AsyncExecutor");
     let subject = position.index().min(EXECUTOR_SLOTS - 1);
@@ -254,30 +283,19 @@ fn run_executor_case(outcome: Outcome, cancel: Cancel, position: Position) {
     let drops: Vec<AtomicUsize> = (0..=EXECUTOR_SLOTS).map(|_| AtomicUsize::new(0)).collect();
     {
         let task = |index: usize| {
-            let (polls, guard) = (&polls[index], Dropped(&drops[index]));
-            let mut yielded = false;
-            Some(poll_fn(move |cx| {
-                let _owned = &guard;
-                polls.fetch_add(1, Ordering::SeqCst);
-                // Every task yields once, so there is a poll to cancel between.
-                if !yielded {
-                    yielded = true;
-                    cx.waker().wake_by_ref();
-                    return Poll::Pending;
-                }
-                Poll::Ready(match outcome {
-                    _ if index != subject => Ok(()),
-                    Outcome::Ok => Ok(()),
-                    Outcome::Err => Err(index),
-                    Outcome::Panic => panic!("{}", SUBJECT_PANIC),
-                })
-            }))
+            Some(yielding_task(
+                index,
+                subject,
+                outcome,
+                &polls[index],
+                &drops[index],
+            ))
         };
         let mut storage: Vec<_> = (0..=EXECUTOR_SLOTS).map(|i| Box::pin(task(i))).collect();
-        let mut executor: AsyncExecutor<'_, EXECUTOR_SLOTS, Result<(), usize>> =
+        let mut executor: AsyncExecutor<'_, EXECUTOR_SLOTS, Result<usize, usize>> =
             AsyncExecutor::new(fresh_queue()).unwrap();
         let mut ids = Vec::new();
-        let mut handed_back: Option<TaskRef<'_, Result<(), usize>>> = None;
+        let mut handed_back: Option<TaskRef<'_, Result<usize, usize>>> = None;
         for slot in &mut storage {
             match executor.spawn(slot.as_mut()) {
                 Ok(id) => ids.push(id),
@@ -383,25 +401,8 @@ fn run_local_case(outcome: Outcome, cancel: Cancel, position: Position) {
     let polls: Vec<AtomicUsize> = (0..=CAP).map(|_| AtomicUsize::new(0)).collect();
     let drops: Vec<AtomicUsize> = (0..=CAP).map(|_| AtomicUsize::new(0)).collect();
     {
-        let task = |index: usize| {
-            let (polls, guard) = (&polls[index], Dropped(&drops[index]));
-            let mut yielded = false;
-            poll_fn(move |cx| {
-                let _owned = &guard;
-                polls.fetch_add(1, Ordering::SeqCst);
-                if !yielded {
-                    yielded = true;
-                    cx.waker().wake_by_ref();
-                    return Poll::Pending;
-                }
-                Poll::Ready(match outcome {
-                    _ if index != subject => Ok(index),
-                    Outcome::Ok => Ok(index),
-                    Outcome::Err => Err(index),
-                    Outcome::Panic => panic!("{}", SUBJECT_PANIC),
-                })
-            })
-        };
+        let task =
+            |index: usize| yielding_task(index, subject, outcome, &polls[index], &drops[index]);
         let executor = LocalExecutor::with_config(ExecutorConfig {
             max_tasks: Some(CAP),
             ..ExecutorConfig::default()

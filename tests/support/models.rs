@@ -308,12 +308,8 @@ impl Future for Scripted<'_> {
     type Output = Result<(), usize>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), usize>> {
-        let step = self
-            .steps
-            .get(self.polls)
-            .copied()
-            .unwrap_or(Step::Complete);
-        self.polls += 1;
+        let this = &mut *self;
+        let step = next_step(&this.steps, &mut this.polls);
         match step {
             Step::Park => {
                 // Replacing the old waker drops it: its reference goes back.
@@ -340,6 +336,20 @@ enum ModelLife {
     Cancelled,
 }
 
+impl ModelLife {
+    fn is_live(self) -> bool {
+        matches!(self, Self::Pending | Self::Running)
+    }
+}
+
+/// The step a scripted task takes at its next poll (it completes once its
+/// script runs out), counting the poll.
+fn next_step(steps: &[Step], polls: &mut usize) -> Step {
+    let step = steps.get(*polls).copied().unwrap_or(Step::Complete);
+    *polls += 1;
+    step
+}
+
 #[derive(Debug)]
 struct ModelTask {
     slot: usize,
@@ -359,7 +369,7 @@ struct ModelTask {
 
 impl ModelTask {
     fn live(&self) -> bool {
-        matches!(self.life, ModelLife::Pending | ModelLife::Running)
+        self.life.is_live()
     }
 }
 
@@ -441,12 +451,8 @@ impl Model {
             }
             polled += 1;
             self.tasks[t].life = ModelLife::Running;
-            let step = self.tasks[t]
-                .steps
-                .get(self.tasks[t].polls)
-                .copied()
-                .unwrap_or(Step::Complete);
-            self.tasks[t].polls += 1;
+            let task = &mut self.tasks[t];
+            let step = next_step(&task.steps, &mut task.polls);
             match step {
                 Step::Park => {
                     // The new clone replaces (and drops) the old one.
@@ -650,7 +656,7 @@ struct HostedTask {
 
 impl HostedTask {
     fn live(&self) -> bool {
-        matches!(self.life, ModelLife::Pending | ModelLife::Running)
+        self.life.is_live()
     }
 }
 
@@ -693,12 +699,7 @@ impl HostedModel {
             }
             polled += 1;
             task.life = ModelLife::Running;
-            let step = task
-                .steps
-                .get(task.polls)
-                .copied()
-                .unwrap_or(Step::Complete);
-            task.polls += 1;
+            let step = next_step(&task.steps, &mut task.polls);
             match step {
                 Step::Park => {}
                 Step::Yield => self.enqueue(t),

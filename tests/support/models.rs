@@ -477,6 +477,28 @@ impl Model {
     }
 }
 
+/// The [`SCRIPTED_TASKS`] tasks a run can spawn, their scripts read from the
+/// start of `bytes`: a length byte (0 to 4 steps), then one byte per step.
+fn scripted_tasks<'p>(
+    bytes: &mut impl Iterator<Item = u8>,
+    parked: &'p RefCell<Vec<Option<Waker>>>,
+) -> Vec<Scripted<'p>> {
+    (0..SCRIPTED_TASKS)
+        .map(|task| {
+            let length = usize::from(bytes.next().unwrap_or(0) % 5);
+            let steps = (0..length)
+                .map(|_| Step::from_byte(bytes.next().unwrap_or(2)))
+                .collect();
+            Scripted {
+                task,
+                steps,
+                polls: 0,
+                parked,
+            }
+        })
+        .collect()
+}
+
 /// Each byte is one operation, by its low three bits: spawn a scripted task
 /// (its script from the next bytes), tick with a budget of 1 to 4, wake,
 /// drop the parked waker of, cancel, or take the failure of a task (the
@@ -485,24 +507,12 @@ impl Model {
 pub(crate) fn check_executor(bytes: &[u8]) {
     let queue = fresh_queue();
     let parked: RefCell<Vec<Option<Waker>>> = RefCell::new(vec![None; SCRIPTED_TASKS]);
-    let mut storage: Vec<Option<Scripted<'_>>> = Vec::with_capacity(SCRIPTED_TASKS);
     let mut bytes = bytes.iter().copied();
     // Scripts come first so the storage can be built before the executor
-    // borrows it: each task gets up to four steps.
-    let mut scripts = Vec::new();
-    for task in 0..SCRIPTED_TASKS {
-        let length = usize::from(bytes.next().unwrap_or(0) % 5);
-        let steps: Vec<Step> = (0..length)
-            .map(|_| Step::from_byte(bytes.next().unwrap_or(2)))
-            .collect();
-        scripts.push(steps.clone());
-        storage.push(Some(Scripted {
-            task,
-            steps,
-            polls: 0,
-            parked: &parked,
-        }));
-    }
+    // borrows it.
+    let tasks = scripted_tasks(&mut bytes, &parked);
+    let scripts: Vec<Vec<Step>> = tasks.iter().map(|task| task.steps.clone()).collect();
+    let mut storage: Vec<Option<Scripted<'_>>> = tasks.into_iter().map(Some).collect();
     let mut model = Model::new();
     let mut ids: Vec<TaskId> = Vec::new();
     let mut unspawned = storage.iter_mut();
@@ -741,19 +751,7 @@ impl HostedModel {
 pub(crate) fn check_local_executor(bytes: &[u8]) {
     let parked: RefCell<Vec<Option<Waker>>> = RefCell::new(vec![None; SCRIPTED_TASKS]);
     let mut bytes = bytes.iter().copied();
-    let mut unspawned = Vec::new();
-    for task in 0..SCRIPTED_TASKS {
-        let length = usize::from(bytes.next().unwrap_or(0) % 5);
-        let steps: Vec<Step> = (0..length)
-            .map(|_| Step::from_byte(bytes.next().unwrap_or(2)))
-            .collect();
-        unspawned.push(Scripted {
-            task,
-            steps,
-            polls: 0,
-            parked: &parked,
-        });
-    }
+    let mut unspawned = scripted_tasks(&mut bytes, &parked);
     unspawned.reverse();
     let executor = LocalExecutor::with_config(ExecutorConfig {
         max_tasks: Some(EXECUTOR_SLOTS),

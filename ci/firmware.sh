@@ -29,18 +29,21 @@ mkdir -p ci/expected
 failures=0
 
 # Reads cargo's JSON messages and prints the executable built for target $1.
+# It reads to the end: leaving early closes the pipe while cargo may still be
+# writing messages for other targets, and cargo then fails with EPIPE.
 built_executable() {
     python3 -c '
 import json, sys
 name = sys.argv[1]
+found = None
 for line in sys.stdin:
     msg = json.loads(line)
-    if msg.get("reason") == "compiler-artifact" and msg.get("executable") \
-            and msg["target"]["name"] == name:
-        print(msg["executable"])
-        break
-else:
-    sys.exit("cargo built no executable named " + name)' "$1"
+    if found is None and msg.get("reason") == "compiler-artifact" \
+            and msg.get("executable") and msg["target"]["name"] == name:
+        found = msg["executable"]
+if found is None:
+    sys.exit("cargo built no executable named " + name)
+print(found)' "$1"
 }
 
 # Runs one ELF under QEMU and compares its decoded log with ci/expected/$2.log.

@@ -9,6 +9,8 @@
 //! | [`Shared`] | explicit mutex-backed sharing with poisoning reported, never guessed away |
 //! | [`CancellationHandle`] | an owned, clonable handle to one cancellation flag |
 //! | [`TraceBuffer`] | a trace log with a run-time capacity, for many threads |
+//! | [`WorkerPool`] | persistent workers for CPU work: bounded submission with [`TaskHandle`]s, fork-join batches, an owned shutdown with a [`PoolReport`] |
+//! | [`BlockingPool`] | threads started on demand for blocking calls, behind an admission limit |
 //! | [`LocalExecutor`] | an async executor for `!Send` futures on one thread, on the core's scheduling, with [`JoinHandle`]s, `block_on` and a bounded [`Spawner`] ingress |
 //!
 //! # Example
@@ -31,16 +33,23 @@
 
 mod cancel;
 mod executor;
+mod pool;
 mod queue;
 mod scheduler;
 mod shared;
 mod sync;
 mod trace;
+mod unwind;
 
 pub use cancel::CancellationHandle;
 pub use executor::{
     ExecutorConfig, JoinFailure, JoinHandle, LocalExecutor, LocalSpawner, ShutdownReport, Spawner,
     TrySpawnError,
+};
+pub use pool::{
+    AdmissionBound, BlockingConfig, BlockingPool, JoinError, PoolError, PoolReport, PoolStats,
+    ShutdownPolicy, SubmitError, Submitter, TaskHandle, Unfinished, Unstarted, WorkerPool,
+    WorkerReport,
 };
 pub use queue::{BoundedQueue, CapacityError};
 pub use scheduler::{ParallelError, SchedulerExt};

@@ -1,11 +1,11 @@
-use std::any::Any;
 use std::fmt;
 use std::io;
-use std::mem;
-use std::panic::{self, AssertUnwindSafe};
+use std::panic;
 use std::thread;
 
 use dinah_core::{FifoQueue, Scheduler};
+
+use crate::unwind::{Payload, drop_quietly};
 
 /// The most results reserved up front from a queue's `len()`.
 ///
@@ -275,20 +275,6 @@ impl SchedulerExt for Scheduler {
     }
 }
 
-type Payload = Box<dyn Any + Send + 'static>;
-
-/// Drops `value`, catching a panic from its destructor.
-///
-/// The caught payload is dropped the same way; only a payload whose own
-/// destructor panics too is leaked, since nothing could drop it safely.
-fn drop_quietly<T>(value: T) {
-    if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(value)))
-        && let Err(inner) = panic::catch_unwind(AssertUnwindSafe(move || drop(payload)))
-    {
-        mem::forget(inner);
-    }
-}
-
 /// The protocol between the workers of one `run_parallel` call.
 ///
 /// Invariants, all under the one `state` lock:
@@ -314,8 +300,8 @@ pub(crate) mod dispatch {
 
     use dinah_core::FifoQueue;
 
-    use super::Payload;
     use crate::sync::{Mutex, lock};
+    use crate::unwind::Payload;
 
     /// What one worker hands back: its `(index, result)` pairs in removal
     /// order, and the panic that stopped it, if any, with the FIFO index of

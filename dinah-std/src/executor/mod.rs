@@ -27,6 +27,7 @@ use shared::{BoxedTask, Header, RunningHere, Shared};
 
 use crate::CapacityError;
 use crate::sync::{current, park};
+use crate::unwind::panic_text;
 
 /// The cell index of the future `block_on` drives; task indices stay below.
 const MAIN: u32 = u32::MAX - 1;
@@ -167,17 +168,6 @@ struct Inner<'a> {
     /// dropped, so entering again would be re-entrant.
     running: Cell<bool>,
     closed: Cell<bool>,
-}
-
-/// The text of a caught panic.
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(text) = payload.downcast_ref::<&str>() {
-        (*text).to_owned()
-    } else if let Some(text) = payload.downcast_ref::<String>() {
-        text.clone()
-    } else {
-        "<non-string panic payload>".to_owned()
-    }
 }
 
 /// Clears `running` when a `tick`, `block_on` or `shutdown` ends, even by

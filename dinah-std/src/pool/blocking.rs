@@ -1,0 +1,200 @@
+//! [`BlockingPool`]: threads started on demand for blocking calls, behind
+//! admission control.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::engine::{Engine, EngineConfig, SPIN_ROUNDS};
+use super::{
+    AdmissionBound, PoolError, PoolReport, PoolStats, ShutdownPolicy, SubmitError, Submitter,
+    TaskHandle,
+};
+
+/// How a [`BlockingPool`] admits jobs and keeps its threads.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+#[non_exhaustive]
+pub struct BlockingConfig {
+    /// The most threads alive at once, hence the most jobs running at once.
+    pub max_threads: usize,
+    /// The admission limit; what it bounds is `bound`.
+    pub queue_capacity: usize,
+    /// How long a thread stays without a job before it leaves. Zero: a
+    /// thread leaves as soon as it finds the queue empty.
+    pub keep_alive: Duration,
+    /// Whether `queue_capacity` bounds queued jobs only, or queued and
+    /// running jobs together.
+    pub bound: AdmissionBound,
+}
+
+impl BlockingConfig {
+    /// `max_threads` threads, `queue_capacity` queued jobs
+    /// ([`AdmissionBound::Queued`]) and a keep-alive of ten seconds.
+    #[must_use]
+    pub const fn new(max_threads: usize, queue_capacity: usize) -> Self {
+        Self {
+            max_threads,
+            queue_capacity,
+            keep_alive: Duration::from_secs(10),
+            bound: AdmissionBound::Queued,
+        }
+    }
+
+    /// The same, with another keep-alive.
+    #[must_use]
+    pub const fn keep_alive(mut self, keep_alive: Duration) -> Self {
+        self.keep_alive = keep_alive;
+        self
+    }
+
+    /// The same, with another admission bound.
+    #[must_use]
+    pub const fn bound(mut self, bound: AdmissionBound) -> Self {
+        self.bound = bound;
+        self
+    }
+}
+
+/// A pool for blocking calls (file and socket I/O, FFI, sleeps) with a hard
+/// admission limit.
+///
+/// Threads, named `dinah-blocking-<WorkerId>`, start on demand: a job that
+/// finds no idle thread starts one, up to `max_threads`. A thread that finds
+/// no job for `keep_alive` leaves. Admission is decided at submission by
+/// [`BlockingConfig::queue_capacity`] and [`BlockingConfig::bound`]: a job
+/// over the limit is handed back, never queued without bound.
+///
+/// The handle of a job is a [`Future`](std::future::Future): an executor task
+/// can await it, and the pool thread that finishes the job wakes that task.
+/// It also has a blocking [`join`](TaskHandle::join).
+///
+/// Panics, cancellation and shutdown follow the same contract as a
+/// [`WorkerPool`](super::WorkerPool): a panic becomes the job's
+/// [`JoinError::Panicked`](super::JoinError), [`TaskHandle::cancel`] stops a
+/// job that has not started, and [`shutdown`](Self::shutdown) drains or
+/// hands back, joins every thread and reports. Dropping the pool drains it.
+///
+/// ```
+/// use dinah_std::{BlockingConfig, BlockingPool, ShutdownPolicy};
+///
+/// let pool = BlockingPool::new(BlockingConfig::new(4, 64))?;
+/// let handle = pool.try_spawn_blocking(|| "read 3 bytes").unwrap_or_else(|_| unreachable!());
+/// assert_eq!(handle.join(), Ok("read 3 bytes"));
+/// assert_eq!(pool.shutdown(ShutdownPolicy::Drain).completed, 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct BlockingPool {
+    engine: Arc<Engine>,
+    config: BlockingConfig,
+    closed: bool,
+}
+
+impl BlockingPool {
+    /// Builds the pool. No thread starts until the first job.
+    ///
+    /// # Errors
+    ///
+    /// [`PoolError::ZeroMaxThreads`] or [`PoolError::ZeroQueueCapacity`].
+    pub fn new(config: BlockingConfig) -> Result<Self, PoolError> {
+        if config.max_threads == 0 {
+            return Err(PoolError::ZeroMaxThreads);
+        }
+        if config.queue_capacity == 0 {
+            return Err(PoolError::ZeroQueueCapacity);
+        }
+        let engine = Engine::new(EngineConfig {
+            name: "dinah-blocking",
+            max_threads: config.max_threads,
+            capacity: config.queue_capacity,
+            bound: config.bound,
+            keep_alive: Some(config.keep_alive),
+            on_demand: true,
+            spin: SPIN_ROUNDS,
+        });
+        engine
+            .start()
+            .map_err(|(worker, error)| PoolError::ThreadRefused { worker, error })?;
+        Ok(Self {
+            engine,
+            config,
+            closed: false,
+        })
+    }
+
+    /// The configuration the pool was built with.
+    #[must_use]
+    pub fn config(&self) -> BlockingConfig {
+        self.config
+    }
+
+    /// Queues `f`, starting a thread for it if none is idle and the limit
+    /// allows, and returns its handle.
+    ///
+    /// A refusal takes one lock and allocates nothing.
+    ///
+    /// # Errors
+    ///
+    /// Each holds `f`: [`SubmitError::Full`] when the admission limit is
+    /// reached, [`SubmitError::ShuttingDown`] once a shutdown began (seen
+    /// through a [`Submitter`]), and [`SubmitError::ThreadRefused`] when the
+    /// pool has no thread and the operating system refuses to start one. (If
+    /// it refuses while other threads are alive, the job is queued for them.)
+    pub fn try_spawn_blocking<F, R>(&self, f: F) -> Result<TaskHandle<R>, SubmitError<F>>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.engine.try_submit(f)
+    }
+
+    /// A clonable handle for submitting from other threads (or from tasks).
+    #[must_use]
+    pub fn submitter(&self) -> Submitter {
+        Submitter {
+            engine: Arc::clone(&self.engine),
+        }
+    }
+
+    /// The pool's counters now.
+    #[must_use]
+    pub fn stats(&self) -> PoolStats {
+        self.engine.stats()
+    }
+
+    /// Closes the pool, applies `policy`, joins every thread and reports;
+    /// the same contract as [`WorkerPool::shutdown`](super::WorkerPool::shutdown).
+    pub fn shutdown(mut self, policy: ShutdownPolicy) -> PoolReport {
+        self.closed = true;
+        self.engine.shutdown(policy, None)
+    }
+
+    /// [`shutdown`](Self::shutdown) waiting at most `deadline`; the same
+    /// contract as
+    /// [`WorkerPool::shutdown_with_deadline`](super::WorkerPool::shutdown_with_deadline).
+    pub fn shutdown_with_deadline(
+        mut self,
+        policy: ShutdownPolicy,
+        deadline: Duration,
+    ) -> PoolReport {
+        self.closed = true;
+        self.engine.shutdown(policy, Some(deadline))
+    }
+}
+
+impl Drop for BlockingPool {
+    /// Drains: every accepted job runs, then every thread is joined.
+    fn drop(&mut self) {
+        if !self.closed {
+            drop(self.engine.shutdown(ShutdownPolicy::Drain, None));
+        }
+    }
+}
+
+impl fmt::Debug for BlockingPool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BlockingPool")
+            .field("config", &self.config)
+            .field("stats", &self.stats())
+            .finish()
+    }
+}

@@ -1,0 +1,722 @@
+//! The pools' contract, run against both `WorkerPool` and `BlockingPool`
+//! where they promise the same thing, then each pool's own promises.
+//!
+//! Overlap is proven with barriers and order with sequences; a task that
+//! must still be running when something happens waits on a channel that the
+//! test releases afterwards.
+
+use std::collections::HashSet;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Barrier, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use dinah::{
+    AdmissionBound, BlockingConfig, BlockingPool, BoundedQueue, CoreConfig, JoinError,
+    LocalExecutor, PoolError, PoolReport, PoolStats, ShutdownPolicy, SubmitError, Submitter,
+    TaskFailureKind, TaskHandle, WorkerPool,
+};
+
+mod support;
+
+const BOOM: &str = "pool task panicked on purpose";
+
+/// What both pools offer, so one test covers both.
+trait Pool: Sized {
+    const NAME: &'static str;
+    /// A pool with `threads` threads and room for `capacity` queued tasks.
+    fn build(threads: usize, capacity: usize) -> Self;
+    fn submit<F, R>(&self, f: F) -> Result<TaskHandle<R>, SubmitError<F>>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static;
+    fn submitter(&self) -> Submitter;
+    fn stats(&self) -> PoolStats;
+    fn shutdown(self, policy: ShutdownPolicy) -> PoolReport;
+    fn shutdown_with_deadline(self, policy: ShutdownPolicy, deadline: Duration) -> PoolReport;
+}
+
+impl Pool for WorkerPool {
+    const NAME: &'static str = "dinah-worker";
+    fn build(threads: usize, capacity: usize) -> Self {
+        WorkerPool::new(CoreConfig::new(threads).unwrap(), capacity).unwrap()
+    }
+    fn submit<F, R>(&self, f: F) -> Result<TaskHandle<R>, SubmitError<F>>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.try_submit(f)
+    }
+    fn submitter(&self) -> Submitter {
+        WorkerPool::submitter(self)
+    }
+    fn stats(&self) -> PoolStats {
+        WorkerPool::stats(self)
+    }
+    fn shutdown(self, policy: ShutdownPolicy) -> PoolReport {
+        WorkerPool::shutdown(self, policy)
+    }
+    fn shutdown_with_deadline(self, policy: ShutdownPolicy, deadline: Duration) -> PoolReport {
+        WorkerPool::shutdown_with_deadline(self, policy, deadline)
+    }
+}
+
+impl Pool for BlockingPool {
+    const NAME: &'static str = "dinah-blocking";
+    fn build(threads: usize, capacity: usize) -> Self {
+        BlockingPool::new(BlockingConfig::new(threads, capacity)).unwrap()
+    }
+    fn submit<F, R>(&self, f: F) -> Result<TaskHandle<R>, SubmitError<F>>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.try_spawn_blocking(f)
+    }
+    fn submitter(&self) -> Submitter {
+        BlockingPool::submitter(self)
+    }
+    fn stats(&self) -> PoolStats {
+        BlockingPool::stats(self)
+    }
+    fn shutdown(self, policy: ShutdownPolicy) -> PoolReport {
+        BlockingPool::shutdown(self, policy)
+    }
+    fn shutdown_with_deadline(self, policy: ShutdownPolicy, deadline: Duration) -> PoolReport {
+        BlockingPool::shutdown_with_deadline(self, policy, deadline)
+    }
+}
+
+/// A task that says it started, then waits for its release and returns 7.
+fn gate() -> (
+    Sender<()>,
+    Receiver<()>,
+    impl FnOnce() -> u32 + Send + 'static,
+) {
+    let (started_tx, started_rx) = mpsc::channel();
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let task = move || {
+        started_tx.send(()).unwrap();
+        release_rx.recv().unwrap();
+        7
+    };
+    (release_tx, started_rx, task)
+}
+
+/// Occupies every one of `threads` threads with a gated task and waits
+/// until all have started. Returns the releases and handles.
+fn occupy<P: Pool>(pool: &P, threads: usize) -> (Vec<Sender<()>>, Vec<TaskHandle<u32>>) {
+    let mut releases = Vec::new();
+    let mut handles = Vec::new();
+    for _ in 0..threads {
+        let (release, started, task) = gate();
+        handles.push(
+            pool.submit(task)
+                .unwrap_or_else(|_| panic!("room for the gate")),
+        );
+        // One at a time, so each has left the queue before the next comes.
+        started.recv().unwrap();
+        releases.push(release);
+    }
+    (releases, handles)
+}
+
+/// Counts its drops.
+#[derive(Debug)]
+struct DropProbe(Arc<AtomicUsize>);
+
+impl Drop for DropProbe {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn submit_join_and_ids<P: Pool>() {
+    let pool = P::build(2, 8);
+    let handles: Vec<_> = (0..4u64)
+        .map(|n| {
+            pool.submit(move || n * n)
+                .unwrap_or_else(|_| unreachable!())
+        })
+        .collect();
+    let ids: HashSet<u64> = handles.iter().map(|h| h.id().get()).collect();
+    assert_eq!(ids.len(), 4, "{}: every task has its own id", P::NAME);
+    let values: Vec<_> = handles.into_iter().map(TaskHandle::join).collect();
+    assert_eq!(values, [Ok(0), Ok(1), Ok(4), Ok(9)]);
+    let report = pool.shutdown(ShutdownPolicy::Drain);
+    assert_eq!(
+        (report.completed, report.panicked, report.cancelled),
+        (4, 0, 0)
+    );
+}
+
+fn threads_are_named_and_overlap<P: Pool>() {
+    let pool = P::build(2, 8);
+    let barrier = Arc::new(Barrier::new(2));
+    let handles: Vec<_> = (0..2)
+        .map(|_| {
+            let barrier = Arc::clone(&barrier);
+            pool.submit(move || {
+                // Both tasks must run at once to pass the barrier.
+                barrier.wait();
+                thread::current().name().map(str::to_owned)
+            })
+            .unwrap_or_else(|_| unreachable!())
+        })
+        .collect();
+    let names: HashSet<String> = handles
+        .into_iter()
+        .map(|h| h.join().unwrap().expect("named threads"))
+        .collect();
+    let wanted: HashSet<String> = [1, 2].map(|id| format!("{}-{id}", P::NAME)).into();
+    assert_eq!(names, wanted);
+    let report = pool.shutdown(ShutdownPolicy::Drain);
+    let ids: Vec<u64> = report.workers.iter().map(|w| w.id.get()).collect();
+    assert_eq!(ids.len(), 2);
+    assert!(ids.contains(&1) && ids.contains(&2), "{ids:?}");
+    assert_eq!(report.workers.iter().map(|w| w.completed).sum::<u64>(), 2);
+}
+
+fn full_hands_the_task_back<P: Pool>() {
+    let pool = P::build(1, 1);
+    let (releases, gates) = occupy(&pool, 1);
+    let queued = pool
+        .submit(|| 1u32)
+        .unwrap_or_else(|_| panic!("one queued fits"));
+    let Err(SubmitError::Full(task)) = pool.submit(|| 2u32) else {
+        panic!("{}: the second queued task must be refused", P::NAME);
+    };
+    assert_eq!(task(), 2, "handed back intact");
+    let stats = pool.stats();
+    assert_eq!(
+        (stats.queued, stats.active, stats.accepted, stats.rejected),
+        (1, 1, 2, 1)
+    );
+    releases.iter().for_each(|r| r.send(()).unwrap());
+    assert_eq!(queued.join(), Ok(1));
+    assert!(gates.into_iter().all(|g| g.join() == Ok(7)));
+    let report = pool.shutdown(ShutdownPolicy::Drain);
+    assert_eq!(report.completed, 2);
+}
+
+fn panic_is_the_tasks_failure<P: Pool>() {
+    support::quiet_panics_containing(&[BOOM]);
+    let pool = P::build(1, 4);
+    let failing = pool
+        .submit(|| -> u32 { panic!("{BOOM}") })
+        .unwrap_or_else(|_| unreachable!());
+    let after = pool.submit(|| 5u32).unwrap_or_else(|_| unreachable!());
+    let failure = failing.join().unwrap_err();
+    assert_eq!(failure, JoinError::Panicked(BOOM.to_owned()));
+    assert_eq!(failure.kind(), TaskFailureKind::Panicked);
+    assert_eq!(after.join(), Ok(5), "{}: the thread carried on", P::NAME);
+    let stats = pool.stats();
+    assert_eq!((stats.completed, stats.panicked), (1, 1));
+    let report = pool.shutdown(ShutdownPolicy::Drain);
+    assert_eq!((report.completed, report.panicked), (1, 1));
+    assert_eq!(report.workers.iter().map(|w| w.panicked).sum::<u64>(), 1);
+}
+
+fn cancel_before_start_never_runs<P: Pool>() {
+    let pool = P::build(1, 4);
+    let (releases, gates) = occupy(&pool, 1);
+    let ran = Arc::new(AtomicUsize::new(0));
+    let drops = Arc::new(AtomicUsize::new(0));
+    let (ran2, probe) = (Arc::clone(&ran), DropProbe(Arc::clone(&drops)));
+    let handle = pool
+        .submit(move || {
+            let _probe = probe;
+            ran2.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap_or_else(|_| unreachable!());
+    assert!(handle.cancel(), "not started, so cancelled");
+    assert!(!handle.cancel(), "only once");
+    assert!(handle.is_finished());
+    // A started task cannot be cancelled.
+    assert!(!gates[0].cancel());
+    releases.iter().for_each(|r| r.send(()).unwrap());
+    assert_eq!(handle.join(), Err(JoinError::Cancelled));
+    assert!(gates.into_iter().all(|g| g.join() == Ok(7)));
+    let report = pool.shutdown(ShutdownPolicy::Drain);
+    assert_eq!(ran.load(Ordering::SeqCst), 0, "{}: never ran", P::NAME);
+    assert_eq!(
+        drops.load(Ordering::SeqCst),
+        1,
+        "its closure was dropped once"
+    );
+    assert_eq!((report.completed, report.cancelled), (1, 1));
+    assert!(report.handed_back.is_empty());
+}
+
+fn drain_runs_everything_accepted<P: Pool>() {
+    let pool = P::build(2, 64);
+    let ran = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_> = (0..64)
+        .map(|_| {
+            let ran = Arc::clone(&ran);
+            pool.submit(move || ran.fetch_add(1, Ordering::SeqCst))
+                .unwrap_or_else(|_| unreachable!())
+        })
+        .collect();
+    let submitter = pool.submitter();
+    let report = pool.shutdown(ShutdownPolicy::Drain);
+    assert_eq!(ran.load(Ordering::SeqCst), 64);
+    assert_eq!(report.completed, 64);
+    assert!(report.unfinished.is_none() && report.handed_back.is_empty());
+    assert!(handles.into_iter().all(|h| h.is_finished()));
+    // Closed for good.
+    assert!(submitter.is_shutting_down());
+    let Err(SubmitError::ShuttingDown(task)) = submitter.try_submit(|| 3) else {
+        panic!("{}: a shut-down pool refuses", P::NAME);
+    };
+    assert_eq!(task(), 3);
+    let stats = submitter.stats();
+    assert_eq!((stats.accepted, stats.rejected, stats.threads), (64, 1, 0));
+}
+
+fn cancel_pending_hands_back_in_order<P: Pool>() {
+    let pool = P::build(1, 8);
+    let submitter = pool.submitter();
+    // The gate waits until the shutdown has begun, so nothing queued starts.
+    let (started_tx, started_rx) = mpsc::channel();
+    let watcher = submitter.clone();
+    let gate = pool
+        .submit(move || {
+            started_tx.send(()).unwrap();
+            while !watcher.is_shutting_down() {
+                thread::yield_now();
+            }
+            "gate"
+        })
+        .unwrap_or_else(|_| unreachable!());
+    started_rx.recv().unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let queued: Vec<_> = (0..3u32)
+        .map(|n| {
+            let ran = Arc::clone(&ran);
+            pool.submit(move || {
+                ran.fetch_add(1, Ordering::SeqCst);
+                n
+            })
+            .unwrap_or_else(|_| unreachable!())
+        })
+        .collect();
+    let cancelled = pool.submit(|| 99).unwrap_or_else(|_| unreachable!());
+    assert!(cancelled.cancel());
+    let report = pool.shutdown(ShutdownPolicy::CancelPending);
+    assert_eq!(gate.join(), Ok("gate"), "the running task finished");
+    assert_eq!(
+        ran.load(Ordering::SeqCst),
+        0,
+        "{}: nothing queued ran",
+        P::NAME
+    );
+    let ids: Vec<_> = report
+        .handed_back
+        .iter()
+        .map(dinah::Unstarted::id)
+        .collect();
+    assert_eq!(ids, queued.iter().map(TaskHandle::id).collect::<Vec<_>>());
+    assert_eq!((report.completed, report.cancelled), (1, 4));
+    let mut handed_back = report.handed_back.into_iter();
+    // Run the first by hand; drop the rest.
+    assert!(handed_back.next().unwrap().run());
+    drop(handed_back);
+    let outcomes: Vec<_> = queued.into_iter().map(TaskHandle::join).collect();
+    assert_eq!(
+        outcomes,
+        [Ok(0), Err(JoinError::Cancelled), Err(JoinError::Cancelled)]
+    );
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+    assert_eq!(cancelled.join(), Err(JoinError::Cancelled));
+}
+
+fn deadline_reports_what_still_runs<P: Pool>() {
+    let pool = P::build(1, 4);
+    let (releases, gates) = occupy(&pool, 1);
+    let queued = pool.submit(|| 8u32).unwrap_or_else(|_| unreachable!());
+    let gate_id = gates[0].id();
+    let report = pool.shutdown_with_deadline(ShutdownPolicy::Drain, Duration::ZERO);
+    let unfinished = report.unfinished.expect("the gate is still running");
+    assert_eq!(unfinished.running.len(), 1);
+    assert_eq!(unfinished.running[0].1, gate_id);
+    assert_eq!(unfinished.queued, 1);
+    // The detached thread finishes the running task and drains the queue.
+    releases.iter().for_each(|r| r.send(()).unwrap());
+    assert!(gates.into_iter().all(|g| g.join() == Ok(7)));
+    assert_eq!(
+        queued.join(),
+        Ok(8),
+        "{}: drained after the deadline",
+        P::NAME
+    );
+}
+
+fn drop_drains<P: Pool>() {
+    let ran = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_>;
+    {
+        let pool = P::build(1, 16);
+        handles = (0..16)
+            .map(|_| {
+                let ran = Arc::clone(&ran);
+                pool.submit(move || ran.fetch_add(1, Ordering::SeqCst))
+                    .unwrap_or_else(|_| unreachable!())
+            })
+            .collect();
+    }
+    assert_eq!(
+        ran.load(Ordering::SeqCst),
+        16,
+        "{}: dropping drained",
+        P::NAME
+    );
+    assert!(handles.into_iter().all(|h| h.join().is_ok()));
+}
+
+fn handle_is_a_future<P: Pool>() {
+    let pool = P::build(2, 8);
+    let (releases, gates) = occupy(&pool, 1);
+    let executor = LocalExecutor::new();
+    let quick = pool.submit(|| "quick").unwrap_or_else(|_| unreachable!());
+    let release = releases.into_iter().next().unwrap();
+    let gate = gates.into_iter().next().unwrap();
+    // The executor parks while the gate runs; the pool thread that finishes
+    // it wakes the awaiting task.
+    let (a, b) = executor.block_on(async move {
+        let a = quick.await;
+        release.send(()).unwrap();
+        (a, gate.await)
+    });
+    assert_eq!((a, b), (Ok("quick"), Ok(7)));
+    drop(pool);
+}
+
+fn submit_from_many_threads_counts_add_up<P: Pool>() {
+    let pool = P::build(2, 16);
+    let submitter = pool.submitter();
+    let accepted = AtomicUsize::new(0);
+    let joined = AtomicUsize::new(0);
+    thread::scope(|s| {
+        for _ in 0..4 {
+            let (submitter, accepted, joined) = (submitter.clone(), &accepted, &joined);
+            s.spawn(move || {
+                for n in 0..50u32 {
+                    if let Ok(handle) = submitter.try_submit(move || n) {
+                        accepted.fetch_add(1, Ordering::SeqCst);
+                        assert_eq!(handle.join(), Ok(n));
+                        joined.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+            });
+        }
+    });
+    let report = pool.shutdown(ShutdownPolicy::Drain);
+    let stats = submitter.stats();
+    assert_eq!(stats.accepted, accepted.load(Ordering::SeqCst) as u64);
+    assert_eq!(stats.accepted + stats.rejected, 200);
+    assert_eq!(report.completed, stats.accepted);
+    assert_eq!(
+        joined.load(Ordering::SeqCst),
+        accepted.load(Ordering::SeqCst)
+    );
+}
+
+macro_rules! contract {
+    ($($fact:ident),* $(,)?) => {
+        mod worker_pool {
+            $(#[test] fn $fact() { super::$fact::<dinah::WorkerPool>(); })*
+        }
+        mod blocking_pool {
+            $(#[test] fn $fact() { super::$fact::<dinah::BlockingPool>(); })*
+        }
+    };
+}
+
+contract!(
+    submit_join_and_ids,
+    threads_are_named_and_overlap,
+    full_hands_the_task_back,
+    panic_is_the_tasks_failure,
+    cancel_before_start_never_runs,
+    drain_runs_everything_accepted,
+    cancel_pending_hands_back_in_order,
+    deadline_reports_what_still_runs,
+    drop_drains,
+    handle_is_a_future,
+    submit_from_many_threads_counts_add_up,
+);
+
+// ---- WorkerPool only ----
+
+#[test]
+fn worker_pool_rejects_a_zero_capacity() {
+    let error = WorkerPool::new(CoreConfig::new(2).unwrap(), 0).unwrap_err();
+    assert!(matches!(error, PoolError::ZeroQueueCapacity));
+    assert_eq!(error.to_string(), "queue capacity must be at least 1");
+}
+
+#[test]
+fn worker_pool_starts_every_worker_up_front() {
+    let pool = WorkerPool::new(CoreConfig::new(3).unwrap(), 4).unwrap();
+    assert_eq!(pool.workers(), 3);
+    assert_eq!(pool.stats().threads, 3);
+    assert_eq!(pool.shutdown(ShutdownPolicy::Drain).workers.len(), 3);
+}
+
+fn queue_of<R: Send + 'static>(
+    tasks: impl IntoIterator<Item = Box<dyn FnOnce() -> R + Send>>,
+) -> BoundedQueue<Box<dyn FnOnce() -> R + Send>> {
+    let tasks: Vec<_> = tasks.into_iter().collect();
+    let mut queue = BoundedQueue::new(tasks.len().max(1)).unwrap();
+    for task in tasks {
+        queue.try_push(task).unwrap_or_else(|_| unreachable!());
+    }
+    queue
+}
+
+#[test]
+fn batch_results_are_fifo_and_counted() {
+    let pool = WorkerPool::new(CoreConfig::new(2).unwrap(), 4).unwrap();
+    for size in [0usize, 1, 2, 3, 17, 256] {
+        let mut queue = queue_of(
+            (0..size).map(|n| Box::new(move || n * 3) as Box<dyn FnOnce() -> usize + Send>),
+        );
+        assert_eq!(
+            pool.run(&mut queue),
+            (0..size).map(|n| n * 3).collect::<Vec<_>>()
+        );
+        assert!(queue.is_empty());
+    }
+    let total = (1 + 2 + 3 + 17 + 256) as u64;
+    let stats = pool.stats();
+    assert_eq!((stats.accepted, stats.completed), (total, total));
+    let report = pool.shutdown(ShutdownPolicy::Drain);
+    assert_eq!(
+        report.workers.iter().map(|w| w.completed).sum::<u64>(),
+        total
+    );
+}
+
+#[test]
+fn batch_overlaps_on_every_worker() {
+    let pool = WorkerPool::new(CoreConfig::new(2).unwrap(), 4).unwrap();
+    let barrier = Arc::new(Barrier::new(2));
+    let mut queue = queue_of((0..2).map(|_| {
+        let barrier = Arc::clone(&barrier);
+        Box::new(move || barrier.wait().is_leader()) as Box<dyn FnOnce() -> bool + Send>
+    }));
+    let leaders = pool.run(&mut queue);
+    assert_eq!(leaders.iter().filter(|&&l| l).count(), 1);
+}
+
+#[test]
+fn batch_panic_follows_the_run_parallel_contract() {
+    support::quiet_panics_containing(&[BOOM]);
+    // One worker: the panic at index 2 stops the batch at once.
+    let pool = WorkerPool::new(CoreConfig::new(1).unwrap(), 4).unwrap();
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut queue = queue_of((0..8usize).map(|n| {
+        let (ran, probe) = (Arc::clone(&ran), DropProbe(Arc::clone(&drops)));
+        Box::new(move || {
+            ran.lock().unwrap().push(n);
+            assert!(n != 2, "{BOOM} at {n}");
+            probe
+        }) as Box<dyn FnOnce() -> DropProbe + Send>
+    }));
+    let payload = catch_unwind(AssertUnwindSafe(|| pool.run(&mut queue))).unwrap_err();
+    assert_eq!(
+        support::panic_message(&*payload),
+        Some(format!("{BOOM} at 2").as_str())
+    );
+    assert_eq!(*ran.lock().unwrap(), [0, 1, 2]);
+    // Two finished results, and the probe the panicking task held.
+    assert_eq!(drops.load(Ordering::SeqCst), 3, "finished results dropped");
+    // Every task that did not start is back, in FIFO order.
+    assert_eq!(queue.len(), 5);
+    let rest = pool.run(&mut queue);
+    assert_eq!(*ran.lock().unwrap(), [0, 1, 2, 3, 4, 5, 6, 7]);
+    assert_eq!(rest.len(), 5);
+    let stats = pool.stats();
+    assert_eq!(
+        (stats.completed, stats.panicked, stats.cancelled),
+        (7, 1, 5)
+    );
+    drop(rest);
+}
+
+#[test]
+fn batch_panic_on_two_workers_loses_nothing() {
+    support::quiet_panics_containing(&[BOOM]);
+    let pool = WorkerPool::new(CoreConfig::new(2).unwrap(), 4).unwrap();
+    for panicking in [0usize, 5, 31] {
+        let runs: Arc<Vec<AtomicUsize>> = Arc::new((0..32).map(|_| AtomicUsize::new(0)).collect());
+        let mut queue = queue_of((0..32usize).map(|n| {
+            let runs = Arc::clone(&runs);
+            Box::new(move || {
+                runs[n].fetch_add(1, Ordering::SeqCst);
+                assert!(n != panicking, "{BOOM} at {n}");
+                n
+            }) as Box<dyn FnOnce() -> usize + Send>
+        }));
+        let payload = catch_unwind(AssertUnwindSafe(|| pool.run(&mut queue))).unwrap_err();
+        assert_eq!(
+            support::panic_message(&*payload),
+            Some(format!("{BOOM} at {panicking}").as_str())
+        );
+        // The rest is queued in FIFO order and runs exactly once now.
+        let mut rest = Vec::new();
+        while let Some(task) = queue.pop() {
+            rest.push(task());
+        }
+        assert!(rest.windows(2).all(|w| w[0] < w[1]), "{rest:?}");
+        assert!(runs.iter().all(|r| r.load(Ordering::SeqCst) == 1));
+    }
+}
+
+#[test]
+fn batch_from_inside_a_worker_does_not_wait_on_itself() {
+    // One worker, which runs a batch of its own pool from inside a task:
+    // it must take a share itself rather than wait for itself.
+    let pool = Arc::new(WorkerPool::new(CoreConfig::new(1).unwrap(), 4).unwrap());
+    let inner = Arc::clone(&pool);
+    let handle = pool
+        .try_submit(move || {
+            let mut queue = queue_of(
+                (0..5u32).map(|n| Box::new(move || n + 1) as Box<dyn FnOnce() -> u32 + Send>),
+            );
+            inner.run(&mut queue)
+        })
+        .unwrap_or_else(|_| unreachable!());
+    assert_eq!(handle.join(), Ok(vec![1, 2, 3, 4, 5]));
+}
+
+// ---- BlockingPool only ----
+
+#[test]
+fn blocking_pool_rejects_zero_limits() {
+    assert!(matches!(
+        BlockingPool::new(BlockingConfig::new(0, 4)),
+        Err(PoolError::ZeroMaxThreads)
+    ));
+    assert!(matches!(
+        BlockingPool::new(BlockingConfig::new(4, 0)),
+        Err(PoolError::ZeroQueueCapacity)
+    ));
+}
+
+#[test]
+fn blocking_threads_start_on_demand_up_to_the_limit() {
+    let pool = BlockingPool::new(BlockingConfig::new(3, 8)).unwrap();
+    assert_eq!(pool.stats().threads, 0, "no thread before the first job");
+    let barrier = Arc::new(Barrier::new(3));
+    let handles: Vec<_> = (0..3)
+        .map(|_| {
+            let barrier = Arc::clone(&barrier);
+            pool.try_spawn_blocking(move || barrier.wait().is_leader())
+                .unwrap_or_else(|_| unreachable!())
+        })
+        .collect();
+    // Three jobs pass the barrier only if three threads run them at once.
+    let leaders = handles.into_iter().map(|h| h.join().unwrap());
+    assert_eq!(leaders.filter(|&leader| leader).count(), 1);
+    assert_eq!(pool.stats().threads, 3);
+    let report = pool.shutdown(ShutdownPolicy::Drain);
+    assert_eq!(report.completed, 3);
+    assert_eq!(report.workers.len(), 3);
+}
+
+#[test]
+fn queued_bound_admits_capacity_beyond_the_running_jobs() {
+    let pool = BlockingPool::new(BlockingConfig::new(2, 1)).unwrap();
+    let (releases, gates) = occupy(&pool, 2);
+    let queued = pool
+        .try_spawn_blocking(|| 1u32)
+        .unwrap_or_else(|_| unreachable!());
+    assert!(matches!(
+        pool.try_spawn_blocking(|| 2u32),
+        Err(SubmitError::Full(_))
+    ));
+    releases.iter().for_each(|r| r.send(()).unwrap());
+    assert_eq!(queued.join(), Ok(1));
+    assert!(gates.into_iter().all(|g| g.join() == Ok(7)));
+}
+
+#[test]
+fn in_flight_bound_counts_running_jobs() {
+    let config = BlockingConfig::new(2, 2).bound(AdmissionBound::InFlight);
+    let pool = BlockingPool::new(config).unwrap();
+    let (releases, gates) = occupy(&pool, 2);
+    let stats = pool.stats();
+    assert_eq!((stats.queued, stats.active), (0, 2));
+    // Two running fill the limit although the queue is empty.
+    let Err(SubmitError::Full(task)) = pool.try_spawn_blocking(|| 3u32) else {
+        panic!("in-flight limit reached");
+    };
+    releases.iter().for_each(|r| r.send(()).unwrap());
+    assert!(gates.into_iter().all(|g| g.join() == Ok(7)));
+    // Room again once a job finished.
+    let mut task = task;
+    let handle = loop {
+        match pool.try_spawn_blocking(task) {
+            Ok(handle) => break handle,
+            Err(refused) => {
+                task = refused.into_inner();
+                thread::yield_now();
+            }
+        }
+    };
+    assert_eq!(handle.join(), Ok(3));
+}
+
+#[test]
+fn keep_alive_zero_lets_threads_leave_and_new_ones_start() {
+    let config = BlockingConfig::new(2, 4).keep_alive(Duration::ZERO);
+    let pool = BlockingPool::new(config).unwrap();
+    let name = |pool: &BlockingPool| {
+        pool.try_spawn_blocking(|| thread::current().name().map(str::to_owned))
+            .unwrap_or_else(|_| unreachable!())
+            .join()
+            .unwrap()
+            .unwrap()
+    };
+    assert_eq!(name(&pool), "dinah-blocking-1");
+    // The thread leaves as soon as it finds no job.
+    while pool.stats().threads != 0 {
+        thread::yield_now();
+    }
+    assert_eq!(name(&pool), "dinah-blocking-2", "a new thread started");
+    while pool.stats().threads != 0 {
+        thread::yield_now();
+    }
+    let report = pool.shutdown(ShutdownPolicy::Drain);
+    assert_eq!(report.completed, 2, "counts of threads that left are kept");
+    assert!(report.workers.is_empty());
+}
+
+#[test]
+fn full_pool_refusal_leaves_the_queue_unchanged() {
+    let pool = BlockingPool::new(BlockingConfig::new(1, 2)).unwrap();
+    let (releases, gates) = occupy(&pool, 1);
+    let a = pool
+        .try_spawn_blocking(|| 'a')
+        .unwrap_or_else(|_| unreachable!());
+    let b = pool
+        .try_spawn_blocking(|| 'b')
+        .unwrap_or_else(|_| unreachable!());
+    for _ in 0..100 {
+        assert!(matches!(
+            pool.try_spawn_blocking(|| 'x'),
+            Err(SubmitError::Full(_))
+        ));
+    }
+    let stats = pool.stats();
+    assert_eq!((stats.queued, stats.rejected, stats.accepted), (2, 100, 3));
+    releases.iter().for_each(|r| r.send(()).unwrap());
+    assert_eq!((a.join(), b.join()), (Ok('a'), Ok('b')));
+    assert!(gates.into_iter().all(|g| g.join() == Ok(7)));
+}

@@ -586,7 +586,7 @@ impl Engine {
     /// Closes the engine, applies `policy`, waits for every thread (until
     /// `deadline`, if given) and reports.
     pub(crate) fn shutdown(
-        &self,
+        self: &Arc<Self>,
         policy: ShutdownPolicy,
         deadline: Option<Duration>,
     ) -> PoolReport {
@@ -610,8 +610,12 @@ impl Engine {
             self.pending.store(state.queue.len(), Ordering::Release);
         }
         self.work.notify_all();
+        // Shut down from one of its own threads (the last owner dropped in
+        // a task): that thread cannot wait for itself; it leaves when its
+        // task returns.
+        let own = usize::from(super::is_worker_of(self));
         let mut timed_out = false;
-        while state.threads > 0 {
+        while state.threads > own {
             match until {
                 None => state = wait(&self.exited, state),
                 Some(until) => {

@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
@@ -10,6 +11,7 @@ use std::task::{Context, Poll, Waker};
 use dinah_core::{TaskFailureKind, TaskId};
 
 use crate::sync::{Mutex, Thread, current, lock, park};
+use crate::unwind::drop_quietly;
 
 /// Why a pool task's [`TaskHandle`] holds no value.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
@@ -159,9 +161,13 @@ impl<R> Slot<R> {
     }
 }
 
+/// Wakes whoever waits. A waker is foreign code: its panic is caught and
+/// dropped here, so it never unwinds into a pool thread.
 fn notify(waker: Option<Waker>, joiner: Option<Thread>) {
-    if let Some(waker) = waker {
-        waker.wake();
+    if let Some(waker) = waker
+        && let Err(payload) = catch_unwind(AssertUnwindSafe(|| waker.wake()))
+    {
+        drop_quietly(payload);
     }
     if let Some(joiner) = joiner {
         joiner.unpark();

@@ -47,9 +47,14 @@ pub use worker::WorkerPool;
 
 use engine::{Engine, Job};
 
-thread_local! {
+#[cfg(not(loom))]
+std::thread_local! {
     /// The engine this thread works for (its address), or 0.
     static WORKER_OF: Cell<usize> = const { Cell::new(0) };
+}
+#[cfg(loom)]
+loom::thread_local! {
+    static WORKER_OF: Cell<usize> = Cell::new(0);
 }
 
 fn enter_worker(engine: &Arc<Engine>) {

@@ -371,14 +371,14 @@ where
 
     /// Blocks the caller until every task is settled.
     fn wait(&self) {
-        let mut rounds = 0;
-        while !self.done.load(Ordering::Acquire) {
-            if rounds < SPIN_ROUNDS {
-                rounds += 1;
-                yield_now();
-            } else {
-                park();
+        for _ in 0..SPIN_ROUNDS {
+            if self.done.load(Ordering::Acquire) {
+                return;
             }
+            yield_now();
+        }
+        while !self.done.load(Ordering::Acquire) {
+            park();
         }
     }
 

@@ -281,6 +281,8 @@ struct Batch<F, R> {
     done: AtomicBool,
     caller: Thread,
     participants: usize,
+    /// Rounds the caller yields before it parks.
+    spin: u32,
 }
 
 impl<F, R> Batch<F, R>
@@ -303,6 +305,7 @@ where
             done: AtomicBool::new(false),
             caller: current(),
             participants,
+            spin: SPIN_ROUNDS,
         }
     }
 
@@ -371,7 +374,7 @@ where
 
     /// Blocks the caller until every task is settled.
     fn wait(&self) {
-        for _ in 0..SPIN_ROUNDS {
+        for _ in 0..self.spin {
             if self.done.load(Ordering::Acquire) {
                 return;
             }

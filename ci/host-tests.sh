@@ -14,5 +14,7 @@ step "cargo run --example runtime_basics"
 cargo run --example runtime_basics
 step "cargo run --example executor_basics"
 cargo run --example executor_basics
+step "cargo run --example pools"
+cargo run --example pools
 
 record_test_counts "$log" host-tests

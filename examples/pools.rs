@@ -182,9 +182,11 @@ impl Release {
     }
 }
 
-/// `count` holders: each gets a sender to say it started and a receiver to
-/// wait on.
-fn gates(count: usize) -> (Release, Vec<(mpsc::Sender<()>, mpsc::Receiver<()>)>) {
+/// What a holder gets: a sender to say it started and a receiver to wait on.
+type Holder = (mpsc::Sender<()>, mpsc::Receiver<()>);
+
+/// `count` holders and their release.
+fn gates(count: usize) -> (Release, Vec<Holder>) {
     let (started_tx, started) = mpsc::channel();
     let mut go = Vec::new();
     let mut holders = Vec::new();

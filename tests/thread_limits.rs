@@ -1,4 +1,5 @@
-//! `run_parallel` when the operating system refuses worker threads.
+//! `run_parallel` and the pools when the operating system refuses worker
+//! threads.
 //!
 //! Each case runs in a child process (this same binary, re-run with
 //! `DINAH_THREAD_LIMIT_CASE` set) that lowers its own address-space limit
@@ -17,7 +18,10 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::{self, ThreadId};
 
-use dinah::{BoundedQueue, ParallelError, Scheduler, SchedulerExt};
+use dinah::{
+    BlockingConfig, BlockingPool, BoundedQueue, CoreConfig, ParallelError, PoolError, Scheduler,
+    SchedulerExt, SubmitError, WorkerPool,
+};
 
 const CASE_VARIABLE: &str = "DINAH_THREAD_LIMIT_CASE";
 const TASKS: usize = 64;
@@ -25,7 +29,7 @@ const MIB: u64 = 1024 * 1024;
 
 /// Each case: its name and how much address space the child may still map
 /// once the limit is set. A worker needs a 2 MiB stack plus a guard page.
-const CASES: [(&str, u64); 2] = [
+const CASES: [(&str, u64); 4] = [
     // Room for about two stacks: the first workers start, the rest are refused.
     (
         "some_workers_refused_every_task_still_runs",
@@ -33,6 +37,14 @@ const CASES: [(&str, u64); 2] = [
     ),
     // Room for no stack at all: not even the first worker starts.
     ("no_worker_started_queue_untouched", MIB / 4),
+    // A worker pool asking for 64 workers gets about two: a typed error,
+    // with the started workers stopped and joined.
+    (
+        "worker_pool_refused_worker_is_a_typed_error",
+        5 * MIB + MIB / 2,
+    ),
+    // A blocking pool with no thread cannot start one: the job comes back.
+    ("blocking_pool_without_a_thread_hands_the_job_back", MIB / 4),
 ];
 
 static RAN: AtomicUsize = AtomicUsize::new(0);
@@ -107,6 +119,33 @@ fn child(case: &str) {
         .iter()
         .find(|(name, _)| *name == case)
         .expect("a known case");
+    match case {
+        "worker_pool_refused_worker_is_a_typed_error" => {
+            let config = CoreConfig::new(TASKS).unwrap();
+            limit_address_space(*headroom);
+            let error = WorkerPool::new(config, 8).expect_err("64 stacks do not fit");
+            let PoolError::ThreadRefused { worker, .. } = &error else {
+                panic!("{error:?}");
+            };
+            assert!((2..=TASKS as u64).contains(&worker.get()), "{error:?}");
+            assert!(error.to_string().contains("could not be started"));
+            println!("{case}: held");
+            return;
+        }
+        "blocking_pool_without_a_thread_hands_the_job_back" => {
+            let pool = BlockingPool::new(BlockingConfig::new(4, 4)).unwrap();
+            limit_address_space(*headroom);
+            let Err(SubmitError::ThreadRefused(job, _)) = pool.try_spawn_blocking(|| 41 + 1) else {
+                panic!("no thread fits under the limit");
+            };
+            assert_eq!(job(), 42, "handed back intact");
+            let stats = pool.stats();
+            assert_eq!((stats.threads, stats.accepted, stats.rejected), (0, 0, 1));
+            println!("{case}: held");
+            return;
+        }
+        _ => {}
+    }
     // Everything the run needs is allocated before the limit.
     let threads: Mutex<HashSet<ThreadId>> = Mutex::new(HashSet::with_capacity(TASKS));
     let mut queue = BoundedQueue::new(TASKS).unwrap();

@@ -54,6 +54,8 @@ impl Position {
 enum Runner {
     Sequential,
     Parallel(usize),
+    /// `WorkerPool::run` on a pool of this many workers.
+    Pool(usize),
 }
 
 /// What a task reports: its FIFO index and whether it saw a cancellation
@@ -80,12 +82,17 @@ fn run_case(case: &Case) {
         case.outcome, case.cancel, case.position, case.runner
     );
     let subject = case.position.index();
-    let runs: Vec<AtomicUsize> = (0..=TASKS).map(|_| AtomicUsize::new(0)).collect();
+    let runs: std::sync::Arc<Vec<AtomicUsize>> =
+        std::sync::Arc::new((0..=TASKS).map(|_| AtomicUsize::new(0)).collect());
     let token = CancellationHandle::new();
     let (started_tx, started_rx) = mpsc::channel::<()>();
 
     let task = |index: usize| -> Task<'_> {
-        let (runs, token, started) = (&runs, token.clone(), started_tx.clone());
+        let (runs, token, started) = (
+            std::sync::Arc::clone(&runs),
+            token.clone(),
+            started_tx.clone(),
+        );
         let (outcome, cancel) = (case.outcome, case.cancel);
         Box::new(move || {
             runs[index].fetch_add(1, Ordering::SeqCst);
@@ -135,6 +142,11 @@ fn run_case(case: &Case) {
         panic::catch_unwind(AssertUnwindSafe(|| match case.runner {
             Runner::Sequential => Scheduler::run_until_empty(&mut queue),
             Runner::Parallel(workers) => Scheduler::run_parallel(&mut queue, workers).unwrap(),
+            Runner::Pool(workers) => {
+                dinah::WorkerPool::new(dinah::CoreConfig::new(workers).unwrap(), 1)
+                    .unwrap()
+                    .run(&mut queue)
+            }
         }))
     });
 
@@ -158,7 +170,10 @@ fn run_case(case: &Case) {
                 .take_while(|r| r.load(Ordering::SeqCst) == 1)
                 .count();
             assert!(ran > subject, "{label}: the subject ran");
-            if matches!(case.runner, Runner::Sequential | Runner::Parallel(1)) {
+            if matches!(
+                case.runner,
+                Runner::Sequential | Runner::Parallel(1) | Runner::Pool(1)
+            ) {
                 assert_eq!(ran, subject + 1, "{label}: one at a time stops at once");
             }
             assert_eq!(queue.len(), TASKS - ran, "{label}");
@@ -228,6 +243,21 @@ fn run_parallel_two_workers() {
 #[test]
 fn run_parallel_more_workers_than_tasks() {
     every_case(Runner::Parallel(TASKS + 3));
+}
+
+#[test]
+fn worker_pool_batch_one_worker() {
+    every_case(Runner::Pool(1));
+}
+
+#[test]
+fn worker_pool_batch_two_workers() {
+    every_case(Runner::Pool(2));
+}
+
+#[test]
+fn worker_pool_batch_more_workers_than_tasks() {
+    every_case(Runner::Pool(TASKS + 3));
 }
 
 // The core AsyncExecutor: 4 slots, so of 5 tasks the last is handed back.
@@ -482,4 +512,188 @@ fn local_executor() {
             }
         }
     }
+}
+
+// Both pools, one thread each behind a gate, room for 4 queued tasks: the
+// fifth is handed back and runs once there is room.
+
+use dinah::{
+    BlockingConfig, BlockingPool, CoreConfig, JoinError, PoolReport, ShutdownPolicy, SubmitError,
+    TaskHandle, WorkerPool,
+};
+
+enum AnyPool {
+    Worker(WorkerPool),
+    Blocking(BlockingPool),
+}
+
+impl AnyPool {
+    fn submit<F, R>(&self, f: F) -> Result<TaskHandle<R>, SubmitError<F>>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        match self {
+            Self::Worker(pool) => pool.try_submit(f),
+            Self::Blocking(pool) => pool.try_spawn_blocking(f),
+        }
+    }
+
+    fn shutdown(self) -> PoolReport {
+        match self {
+            Self::Worker(pool) => pool.shutdown(ShutdownPolicy::Drain),
+            Self::Blocking(pool) => pool.shutdown(ShutdownPolicy::Drain),
+        }
+    }
+}
+
+/// Counts its drops in one shared counter.
+struct DroppedShared(std::sync::Arc<AtomicUsize>);
+
+impl Drop for DroppedShared {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn run_pool_case(pool: AnyPool, outcome: Outcome, cancel: Cancel, position: Position) {
+    use std::sync::Arc;
+    const CAP: usize = 4;
+    let kind = match pool {
+        AnyPool::Worker(_) => "WorkerPool",
+        AnyPool::Blocking(_) => "BlockingPool",
+    };
+    let label = format!("{outcome:?} / cancel {cancel:?} / {position:?} / {kind}");
+    let subject = position.index().min(CAP - 1);
+    let runs: Arc<Vec<AtomicUsize>> = Arc::new((0..=CAP).map(|_| AtomicUsize::new(0)).collect());
+    let drops: Vec<Arc<AtomicUsize>> = (0..=CAP).map(|_| Arc::new(AtomicUsize::new(0))).collect();
+    let (subject_started_tx, subject_started) = mpsc::channel::<()>();
+    let (proceed, proceed_rx) = mpsc::channel::<()>();
+    let proceed_rx = Arc::new(std::sync::Mutex::new(proceed_rx));
+
+    let task = |index: usize| {
+        let (runs, probe) = (Arc::clone(&runs), DroppedShared(Arc::clone(&drops[index])));
+        let (started, proceed) = (subject_started_tx.clone(), Arc::clone(&proceed_rx));
+        move || -> Result<usize, usize> {
+            let _probe = probe;
+            runs[index].fetch_add(1, Ordering::SeqCst);
+            if index != subject {
+                return Ok(index);
+            }
+            if cancel == Cancel::WhileRunning {
+                started.send(()).unwrap();
+                proceed.lock().unwrap().recv().unwrap();
+            }
+            match outcome {
+                Outcome::Ok => Ok(index),
+                Outcome::Err => Err(index),
+                Outcome::Panic => panic!("{}", SUBJECT_PANIC),
+            }
+        }
+    };
+
+    // Hold the one thread so that nothing queued starts yet.
+    let (gate_started_tx, gate_started) = mpsc::channel::<()>();
+    let (release, release_rx) = mpsc::channel::<()>();
+    let gate = pool
+        .submit(move || {
+            gate_started_tx.send(()).unwrap();
+            release_rx.recv().unwrap();
+        })
+        .unwrap_or_else(|_| panic!("{label}: room for the gate"));
+    gate_started.recv().unwrap();
+
+    let mut handles = Vec::new();
+    let mut handed_back = None;
+    for index in 0..=CAP {
+        match pool.submit(task(index)) {
+            Ok(handle) => handles.push(handle),
+            Err(SubmitError::Full(task)) => handed_back = Some(task),
+            Err(other) => panic!("{label}: {other}"),
+        }
+    }
+    let handed_back = handed_back.expect("the fifth task does not fit");
+    assert_eq!(
+        runs[CAP].load(Ordering::SeqCst),
+        0,
+        "{label}: handed back intact"
+    );
+    if cancel == Cancel::BeforeStart {
+        assert!(handles[subject].cancel(), "{label}");
+    }
+    release.send(()).unwrap();
+    if cancel == Cancel::WhileRunning {
+        subject_started.recv().unwrap();
+        // Started: too late to cancel; it runs to its end.
+        assert!(!handles[subject].cancel(), "{label}");
+        proceed.send(()).unwrap();
+    }
+    gate.join().unwrap();
+
+    let results: Vec<_> = handles.into_iter().map(TaskHandle::join).collect();
+    let expected = match (cancel, outcome) {
+        (Cancel::BeforeStart, _) => Err(JoinError::Cancelled),
+        (_, Outcome::Ok) => Ok(Ok(subject)),
+        (_, Outcome::Err) => Ok(Err(subject)),
+        (_, Outcome::Panic) => Err(JoinError::Panicked(SUBJECT_PANIC.into())),
+    };
+    assert_eq!(results[subject], expected, "{label}");
+    for (index, result) in results.iter().enumerate().filter(|&(i, _)| i != subject) {
+        assert_eq!(result, &Ok(Ok(index)), "{label}: {index}");
+    }
+    let subject_runs = usize::from(cancel != Cancel::BeforeStart);
+    assert_eq!(
+        runs[subject].load(Ordering::SeqCst),
+        subject_runs,
+        "{label}"
+    );
+
+    // The handed-back task runs once there is room.
+    let late = pool
+        .submit(handed_back)
+        .unwrap_or_else(|_| panic!("{label}: there is room"));
+    assert_eq!(late.join(), Ok(Ok(CAP)), "{label}");
+    let report = pool.shutdown();
+    let panicked = u64::from(outcome == Outcome::Panic && cancel != Cancel::BeforeStart);
+    let cancelled = u64::from(cancel == Cancel::BeforeStart);
+    assert_eq!(
+        (report.completed, report.panicked, report.cancelled),
+        (6 - panicked - cancelled, panicked, cancelled),
+        "{label}: gate + 5 tasks accounted for"
+    );
+    for (index, count) in runs.iter().enumerate().filter(|&(i, _)| i != subject) {
+        assert_eq!(
+            count.load(Ordering::SeqCst),
+            1,
+            "{label}: task {index} ran once"
+        );
+    }
+    for (index, count) in drops.iter().enumerate() {
+        assert_eq!(
+            count.load(Ordering::SeqCst),
+            1,
+            "{label}: task {index} dropped once"
+        );
+    }
+}
+
+fn every_pool_case(build: fn() -> AnyPool) {
+    support::quiet_panics_containing(&[SUBJECT_PANIC]);
+    for outcome in [Outcome::Ok, Outcome::Err, Outcome::Panic] {
+        for cancel in [Cancel::Never, Cancel::BeforeStart, Cancel::WhileRunning] {
+            for position in [Position::First, Position::Middle, Position::Last] {
+                run_pool_case(build(), outcome, cancel, position);
+            }
+        }
+    }
+}
+
+#[test]
+fn worker_pool_handles() {
+    every_pool_case(|| AnyPool::Worker(WorkerPool::new(CoreConfig::new(1).unwrap(), 4).unwrap()));
+}
+
+#[test]
+fn blocking_pool_handles() {
+    every_pool_case(|| AnyPool::Blocking(BlockingPool::new(BlockingConfig::new(1, 4)).unwrap()));
 }

@@ -720,3 +720,10 @@ fn full_pool_refusal_leaves_the_queue_unchanged() {
     assert_eq!((a.join(), b.join()), (Ok('a'), Ok('b')));
     assert!(gates.into_iter().all(|g| g.join() == Ok(7)));
 }
+
+// ---- Against the model ----
+
+#[test]
+fn random_submit_cancel_release_shutdown_sequences_match_the_model() {
+    support::for_random_bytes(256, 64, support::models::check_pool);
+}

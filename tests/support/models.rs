@@ -867,3 +867,229 @@ pub(crate) fn check_local_executor(bytes: &[u8]) {
         }
     }
 }
+
+// ---- The pools ----
+
+use std::sync::{Arc, mpsc};
+
+use dinah::{
+    BlockingConfig, BlockingPool, CoreConfig, JoinError, PoolStats, ShutdownPolicy, SubmitError,
+    TaskHandle, WorkerPool,
+};
+
+/// Either pool, with one thread and room for [`CAP`] queued tasks.
+enum ModelPool {
+    Worker(WorkerPool),
+    Blocking(BlockingPool),
+}
+
+impl ModelPool {
+    fn submit<F, R>(&self, f: F) -> Result<TaskHandle<R>, SubmitError<F>>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        match self {
+            Self::Worker(pool) => pool.try_submit(f),
+            Self::Blocking(pool) => pool.try_spawn_blocking(f),
+        }
+    }
+
+    fn stats(&self) -> PoolStats {
+        match self {
+            Self::Worker(pool) => pool.stats(),
+            Self::Blocking(pool) => pool.stats(),
+        }
+    }
+
+    fn shutdown(self, policy: ShutdownPolicy) -> dinah::PoolReport {
+        match self {
+            Self::Worker(pool) => pool.shutdown(policy),
+            Self::Blocking(pool) => pool.shutdown(policy),
+        }
+    }
+}
+
+/// Holds the pool's one thread until released, so the queue only changes
+/// when the model says so.
+struct Gate {
+    release: mpsc::Sender<()>,
+    handle: TaskHandle<()>,
+}
+
+fn hold(pool: &ModelPool) -> Gate {
+    let (started_tx, started) = mpsc::channel();
+    let (release, release_rx) = mpsc::channel::<()>();
+    let handle = pool
+        .submit(move || {
+            started_tx.send(()).expect("model waits");
+            let _ = release_rx.recv();
+        })
+        .unwrap_or_else(|_| panic!("the queue is empty when the gate comes"));
+    started.recv().expect("the gate starts");
+    Gate { release, handle }
+}
+
+/// A task the model tracks: its number and whether its handle cancelled it.
+struct Tracked {
+    number: usize,
+    handle: TaskHandle<usize>,
+    cancelled: bool,
+}
+
+/// Drives a pool with one thread, held by a gate between releases, through
+/// submit / cancel / release sequences and a final shutdown, against a FIFO
+/// model: full and cancel answers, stats, the order tasks run in, every
+/// handle's outcome, the tasks handed back and the report's counts.
+pub(crate) fn check_pool(bytes: &[u8]) {
+    let Some((&kind, ops)) = bytes.split_first() else {
+        return;
+    };
+    let pool = if kind % 2 == 0 {
+        ModelPool::Worker(WorkerPool::new(CoreConfig::new(1).unwrap(), CAP).unwrap())
+    } else {
+        ModelPool::Blocking(BlockingPool::new(BlockingConfig::new(1, CAP)).unwrap())
+    };
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut expected_log = Vec::new();
+    let mut gate = hold(&pool);
+    // Tasks accepted and not yet run, in FIFO order.
+    let mut queued: VecDeque<Tracked> = VecDeque::new();
+    let (mut accepted, mut rejected, mut cancelled, mut completed) = (1u64, 0u64, 0u64, 0u64);
+    let mut next = 0usize;
+    let mut policy = ShutdownPolicy::Drain;
+    let mut ops = ops.iter();
+    while let Some(&op) = ops.next() {
+        match op % 8 {
+            0..=3 => {
+                let number = next;
+                next += 1;
+                let task_log = Arc::clone(&log);
+                let task = move || {
+                    task_log.lock().unwrap().push(number);
+                    number
+                };
+                match pool.submit(task) {
+                    Ok(handle) => {
+                        assert!(queued.len() < CAP, "accepted beyond the capacity");
+                        accepted += 1;
+                        queued.push_back(Tracked {
+                            number,
+                            handle,
+                            cancelled: false,
+                        });
+                    }
+                    Err(SubmitError::Full(task)) => {
+                        assert_eq!(queued.len(), CAP, "refused below the capacity");
+                        rejected += 1;
+                        // Handed back intact: calling it runs it here.
+                        assert_eq!(task(), number);
+                        log.lock().unwrap().pop();
+                    }
+                    Err(other) => panic!("unexpected refusal: {other}"),
+                }
+            }
+            4 | 5 => {
+                let index = usize::from(ops.next().copied().unwrap_or(0));
+                if queued.is_empty() {
+                    continue;
+                }
+                let at = index % queued.len();
+                let tracked = &mut queued[at];
+                // Nothing queued has started while the gate holds the thread.
+                assert_eq!(tracked.handle.cancel(), !tracked.cancelled);
+                if !tracked.cancelled {
+                    cancelled += 1;
+                }
+                tracked.cancelled = true;
+                assert!(tracked.handle.is_finished());
+            }
+            6 => {
+                // Release: the thread runs the queue in order, then the
+                // gate holds it again.
+                gate.release.send(()).unwrap();
+                gate.handle.join().unwrap();
+                completed += 1;
+                for tracked in queued.drain(..) {
+                    let outcome = tracked.handle.join();
+                    if tracked.cancelled {
+                        assert_eq!(outcome, Err(JoinError::Cancelled));
+                    } else {
+                        expected_log.push(tracked.number);
+                        completed += 1;
+                        assert_eq!(outcome, Ok(tracked.number));
+                    }
+                }
+                // The thread may still be discarding cancelled tasks.
+                while pool.stats().queued != 0 {
+                    std::thread::yield_now();
+                }
+                accepted += 1;
+                gate = hold(&pool);
+            }
+            _ => {
+                policy = if op & 0x80 == 0 {
+                    ShutdownPolicy::Drain
+                } else {
+                    ShutdownPolicy::CancelPending
+                };
+            }
+        }
+        let stats = pool.stats();
+        assert_eq!(stats.queued, queued.len());
+        assert_eq!((stats.accepted, stats.rejected), (accepted, rejected));
+        assert_eq!(stats.threads, 1);
+        assert_eq!(
+            *log.lock().unwrap(),
+            expected_log,
+            "tasks run in FIFO order"
+        );
+    }
+
+    // Shut down from another thread once the gate is released by it: the
+    // gate must see the shutdown begin before it lets the thread go, so that
+    // under CancelPending nothing queued starts.
+    let watcher = match &pool {
+        ModelPool::Worker(pool) => pool.submitter(),
+        ModelPool::Blocking(pool) => pool.submitter(),
+    };
+    let releaser = std::thread::spawn(move || {
+        while !watcher.is_shutting_down() {
+            std::thread::yield_now();
+        }
+        gate.release.send(()).unwrap();
+        gate.handle.join().unwrap();
+    });
+    let report = pool.shutdown(policy);
+    releaser.join().unwrap();
+    completed += 1;
+    let live: Vec<&Tracked> = queued.iter().filter(|t| !t.cancelled).collect();
+    match policy {
+        ShutdownPolicy::Drain => {
+            assert!(report.handed_back.is_empty());
+            expected_log.extend(live.iter().map(|t| t.number));
+            completed += live.len() as u64;
+        }
+        _ => {
+            let ids: Vec<_> = report.handed_back.iter().map(|t| t.id()).collect();
+            let wanted: Vec<_> = live.iter().map(|t| t.handle.id()).collect();
+            assert_eq!(ids, wanted, "handed back in FIFO order");
+            cancelled += live.len() as u64;
+        }
+    }
+    assert_eq!(*log.lock().unwrap(), expected_log);
+    assert_eq!(
+        (report.completed, report.panicked, report.cancelled),
+        (completed, 0, cancelled)
+    );
+    assert_eq!(report.completed + report.cancelled, accepted);
+    drop(report);
+    for tracked in queued {
+        let outcome = tracked.handle.join();
+        if tracked.cancelled || policy == ShutdownPolicy::CancelPending {
+            assert_eq!(outcome, Err(JoinError::Cancelled));
+        } else {
+            assert_eq!(outcome, Ok(tracked.number));
+        }
+    }
+}

@@ -12,13 +12,17 @@
 //! # Which one
 //!
 //! - [`WorkerPool`]: as many workers as the [`CoreConfig`](dinah_core::CoreConfig)
-//!   allows, all started by the constructor and kept until shutdown; idle
-//!   workers spin briefly before they sleep, so bursts of short tasks and
-//!   [`WorkerPool::run`] batches start without a wake-up. Size it to the
-//!   cores.
+//!   allows, all started by the constructor and kept until shutdown, plus
+//!   fork-join batches ([`WorkerPool::run`]). Size it to the cores.
 //! - [`BlockingPool`]: up to `max_threads` threads, each started when a job
-//!   finds no idle thread and stopped after `keep_alive` without work; idle
-//!   threads sleep at once. Size it to the blocking calls you allow at once.
+//!   finds no thread headed for it and stopped after `keep_alive` without
+//!   work, behind an explicit admission limit. Size it to the blocking calls
+//!   you allow at once.
+//!
+//! In both, an idle thread yields for a few dozen rounds (tens of
+//! microseconds) before it sleeps, so bursts of short tasks start without a
+//! wake-up, and a submission wakes (or starts) a thread only when fewer are
+//! already headed for the queue than it has entries.
 //!
 //! # What is never lost
 //!

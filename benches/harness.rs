@@ -5,7 +5,7 @@
 //! criterion's statistics, and ratios are what the targets are stated in.
 #![allow(dead_code)]
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// One contender of a case: runs the work `reps` times and returns the time
 /// of one run (the total divided by `reps`).
@@ -175,4 +175,23 @@ impl Options {
     pub(crate) fn wants(&self, name: &str) -> bool {
         self.filter.as_deref().is_none_or(|f| name.contains(f))
     }
+}
+
+/// Times `reps` runs of `body`, each with fresh input from `prepare` built
+/// before the clock starts, and returns the time of one run. `check` sees
+/// every input and output afterwards, outside the timing.
+pub(crate) fn timed<I, O>(
+    reps: usize,
+    mut prepare: impl FnMut() -> I,
+    mut body: impl FnMut(&mut I) -> O,
+    mut check: impl FnMut(I, O),
+) -> Duration {
+    let mut inputs: Vec<I> = (0..reps).map(|_| prepare()).collect();
+    let start = Instant::now();
+    let outputs: Vec<O> = inputs.iter_mut().map(&mut body).collect();
+    let elapsed = start.elapsed();
+    for (input, output) in inputs.into_iter().zip(outputs) {
+        check(input, output);
+    }
+    elapsed / reps as u32
 }

@@ -41,15 +41,15 @@ use dinah::{
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 mod harness;
-use harness::{Contender, Options, median_of, run_case, target};
+use harness::{Contender, Options, median_of, run_case, target, timed};
+mod workloads;
+use workloads::{CPU_ITERATIONS, mix};
 
 /// Counts every allocation, to show what a call allocates.
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 const WORKERS: usize = 2;
-/// Iterations of integer mixing in one CPU-bound task.
-const CPU_ITERATIONS: u32 = 1_000_000;
 const BATCHES: usize = 200;
 const BATCH: usize = 16;
 const MANY: usize = 100_000;
@@ -57,17 +57,6 @@ const MANY: usize = 100_000;
 const BLOCKING_BATCHES: usize = 100;
 const BLOCKING_BATCH: usize = 16;
 const BLOCKING_THREADS: usize = 64;
-
-/// A deterministic integer mix: the CPU-bound task.
-fn mix(seed: u64, iterations: u32) -> u64 {
-    let mut x = black_box(seed) ^ 0x9E37_79B9_7F4A_7C15;
-    for _ in 0..iterations {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-    }
-    x
-}
 
 type Task = Box<dyn FnOnce() -> u64 + Send>;
 
@@ -99,22 +88,6 @@ fn expected(n: usize, cpu: bool) -> Vec<u64> {
         .collect()
 }
 
-/// Times `reps` runs, each on fresh input built before the clock starts;
-/// checks every output afterwards.
-fn timed<I, O>(
-    reps: usize,
-    mut prepare: impl FnMut() -> I,
-    mut body: impl FnMut(&mut I) -> O,
-    mut check: impl FnMut(O),
-) -> Duration {
-    let mut inputs: Vec<I> = (0..reps).map(|_| prepare()).collect();
-    let start = Instant::now();
-    let outputs: Vec<O> = inputs.iter_mut().map(&mut body).collect();
-    let elapsed = start.elapsed();
-    outputs.into_iter().for_each(&mut check);
-    elapsed / reps as u32
-}
-
 /// One batch of `n` tasks on each worker pool, `reps` times per sample.
 fn bench_batch(
     title: &str,
@@ -140,7 +113,7 @@ fn bench_batch(
                             .collect::<Vec<_>>()
                     })
                 },
-                |out| assert!(out == want),
+                |_, out| assert!(out == want),
             )
         }),
         Contender::new(format!("dinah WorkerPool::run x{WORKERS}"), false, || {
@@ -148,7 +121,7 @@ fn bench_batch(
                 reps,
                 || queue(n, cpu),
                 |queue| dinah.run(queue),
-                |out| assert!(out == want),
+                |_, out| assert!(out == want),
             )
         }),
     ];
@@ -161,7 +134,7 @@ fn bench_batch(
                     reps,
                     || queue(n, cpu),
                     Scheduler::run_until_empty,
-                    |out| assert!(out == want),
+                    |_, out| assert!(out == want),
                 )
             },
         ));

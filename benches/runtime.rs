@@ -25,21 +25,9 @@ use std::time::{Duration, Instant};
 use dinah::{BoundedQueue, Executor, Scheduler, SchedulerExt};
 
 mod harness;
-use harness::{Contender, Options, median_of, run_case, target};
-
-/// Iterations of integer mixing in one CPU-bound task.
-const CPU_ITERATIONS: u32 = 1_000_000;
-
-/// A deterministic integer mix: the CPU-bound task.
-fn mix(seed: u64, iterations: u32) -> u64 {
-    let mut x = black_box(seed) ^ 0x9E37_79B9_7F4A_7C15;
-    for _ in 0..iterations {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-    }
-    x
-}
+use harness::{Contender, Options, median_of, run_case, target, timed};
+mod workloads;
+use workloads::{CPU_ITERATIONS, mix};
 
 /// What one task does.
 #[derive(Clone, Copy, PartialEq)]
@@ -64,24 +52,6 @@ impl Work {
             Work::Cpu => "cpu",
         }
     }
-}
-
-/// Times `reps` runs of `body`, each with fresh input from `prepare` built
-/// before the clock starts, and returns the time of one run.
-fn timed<I, O>(
-    reps: usize,
-    mut prepare: impl FnMut() -> I,
-    mut body: impl FnMut(&mut I) -> O,
-    mut check: impl FnMut(I, O),
-) -> Duration {
-    let mut inputs: Vec<I> = (0..reps).map(|_| prepare()).collect();
-    let start = Instant::now();
-    let outputs: Vec<O> = inputs.iter_mut().map(&mut body).collect();
-    let elapsed = start.elapsed();
-    for (input, output) in inputs.into_iter().zip(outputs) {
-        check(input, output);
-    }
-    elapsed / reps as u32
 }
 
 type Task = Box<dyn FnOnce() -> u64 + Send>;

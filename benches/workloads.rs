@@ -1,13 +1,28 @@
-//! The futures every executor benchmark runs, whatever the contender: a
-//! task that yields, and two tasks passing a token through one-slot
-//! mailboxes. Shared by `benches/executor.rs` and `benches/hosted.rs`.
+//! The work every benchmark runs, whatever the contender: a task that
+//! yields, two tasks passing a token through one-slot mailboxes, and the
+//! CPU-bound integer mix. Shared by the benches in `benches/`.
 #![allow(dead_code)]
 
 use std::cell::Cell;
 use std::future::poll_fn;
+use std::hint::black_box;
 use std::task::{Poll, Waker};
 
 use dinah::yield_now;
+
+/// Iterations of integer mixing in one CPU-bound task.
+pub(crate) const CPU_ITERATIONS: u32 = 1_000_000;
+
+/// A deterministic integer mix: the CPU-bound task.
+pub(crate) fn mix(seed: u64, iterations: u32) -> u64 {
+    let mut x = black_box(seed) ^ 0x9E37_79B9_7F4A_7C15;
+    for _ in 0..iterations {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+    }
+    x
+}
 
 /// Round trips of `ping_pong`.
 pub(crate) const ROUND_TRIPS: u32 = 1_000;

@@ -517,35 +517,8 @@ fn local_executor() {
 // Both pools, one thread each behind a gate, room for 4 queued tasks: the
 // fifth is handed back and runs once there is room.
 
-use dinah::{
-    BlockingConfig, BlockingPool, CoreConfig, JoinError, PoolReport, ShutdownPolicy, SubmitError,
-    TaskHandle, WorkerPool,
-};
-
-enum AnyPool {
-    Worker(WorkerPool),
-    Blocking(BlockingPool),
-}
-
-impl AnyPool {
-    fn submit<F, R>(&self, f: F) -> Result<TaskHandle<R>, SubmitError<F>>
-    where
-        F: FnOnce() -> R + Send + 'static,
-        R: Send + 'static,
-    {
-        match self {
-            Self::Worker(pool) => pool.try_submit(f),
-            Self::Blocking(pool) => pool.try_spawn_blocking(f),
-        }
-    }
-
-    fn shutdown(self) -> PoolReport {
-        match self {
-            Self::Worker(pool) => pool.shutdown(ShutdownPolicy::Drain),
-            Self::Blocking(pool) => pool.shutdown(ShutdownPolicy::Drain),
-        }
-    }
-}
+use dinah::{JoinError, ShutdownPolicy, SubmitError, TaskHandle};
+use support::models::ModelPool;
 
 /// Counts its drops in one shared counter.
 struct DroppedShared(std::sync::Arc<AtomicUsize>);
@@ -556,13 +529,10 @@ impl Drop for DroppedShared {
     }
 }
 
-fn run_pool_case(pool: AnyPool, outcome: Outcome, cancel: Cancel, position: Position) {
+fn run_pool_case(pool: ModelPool, outcome: Outcome, cancel: Cancel, position: Position) {
     use std::sync::Arc;
     const CAP: usize = 4;
-    let kind = match pool {
-        AnyPool::Worker(_) => "WorkerPool",
-        AnyPool::Blocking(_) => "BlockingPool",
-    };
+    let kind = pool.name();
     let label = format!("{outcome:?} / cancel {cancel:?} / {position:?} / {kind}");
     let subject = position.index().min(CAP - 1);
     let runs: Arc<Vec<AtomicUsize>> = Arc::new((0..=CAP).map(|_| AtomicUsize::new(0)).collect());
@@ -653,7 +623,7 @@ fn run_pool_case(pool: AnyPool, outcome: Outcome, cancel: Cancel, position: Posi
         .submit(handed_back)
         .unwrap_or_else(|_| panic!("{label}: there is room"));
     assert_eq!(late.join(), Ok(Ok(CAP)), "{label}");
-    let report = pool.shutdown();
+    let report = pool.shutdown(ShutdownPolicy::Drain);
     let panicked = u64::from(outcome == Outcome::Panic && cancel != Cancel::BeforeStart);
     let cancelled = u64::from(cancel == Cancel::BeforeStart);
     assert_eq!(
@@ -677,7 +647,7 @@ fn run_pool_case(pool: AnyPool, outcome: Outcome, cancel: Cancel, position: Posi
     }
 }
 
-fn every_pool_case(build: fn() -> AnyPool) {
+fn every_pool_case(build: fn() -> ModelPool) {
     support::quiet_panics_containing(&[SUBJECT_PANIC]);
     for outcome in [Outcome::Ok, Outcome::Err, Outcome::Panic] {
         for cancel in [Cancel::Never, Cancel::BeforeStart, Cancel::WhileRunning] {
@@ -690,10 +660,10 @@ fn every_pool_case(build: fn() -> AnyPool) {
 
 #[test]
 fn worker_pool_handles() {
-    every_pool_case(|| AnyPool::Worker(WorkerPool::new(CoreConfig::new(1).unwrap(), 4).unwrap()));
+    every_pool_case(|| ModelPool::one_worker(4));
 }
 
 #[test]
 fn blocking_pool_handles() {
-    every_pool_case(|| AnyPool::Blocking(BlockingPool::new(BlockingConfig::new(1, 4)).unwrap()));
+    every_pool_case(|| ModelPool::one_blocking_thread(4));
 }

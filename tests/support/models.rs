@@ -877,14 +877,31 @@ use dinah::{
     TaskHandle, WorkerPool,
 };
 
-/// Either pool, with one thread and room for [`CAP`] queued tasks.
-enum ModelPool {
+/// Either pool, behind one interface for the checks that hold for both.
+pub(crate) enum ModelPool {
     Worker(WorkerPool),
     Blocking(BlockingPool),
 }
 
 impl ModelPool {
-    fn submit<F, R>(&self, f: F) -> Result<TaskHandle<R>, SubmitError<F>>
+    /// A `WorkerPool` with one worker and room for `capacity` queued tasks.
+    pub(crate) fn one_worker(capacity: usize) -> Self {
+        Self::Worker(WorkerPool::new(CoreConfig::new(1).unwrap(), capacity).unwrap())
+    }
+
+    /// A `BlockingPool` with one thread and room for `capacity` queued jobs.
+    pub(crate) fn one_blocking_thread(capacity: usize) -> Self {
+        Self::Blocking(BlockingPool::new(BlockingConfig::new(1, capacity)).unwrap())
+    }
+
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Self::Worker(_) => "WorkerPool",
+            Self::Blocking(_) => "BlockingPool",
+        }
+    }
+
+    pub(crate) fn submit<F, R>(&self, f: F) -> Result<TaskHandle<R>, SubmitError<F>>
     where
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
@@ -895,14 +912,14 @@ impl ModelPool {
         }
     }
 
-    fn stats(&self) -> PoolStats {
+    pub(crate) fn stats(&self) -> PoolStats {
         match self {
             Self::Worker(pool) => pool.stats(),
             Self::Blocking(pool) => pool.stats(),
         }
     }
 
-    fn shutdown(self, policy: ShutdownPolicy) -> dinah::PoolReport {
+    pub(crate) fn shutdown(self, policy: ShutdownPolicy) -> dinah::PoolReport {
         match self {
             Self::Worker(pool) => pool.shutdown(policy),
             Self::Blocking(pool) => pool.shutdown(policy),
@@ -946,9 +963,9 @@ pub(crate) fn check_pool(bytes: &[u8]) {
         return;
     };
     let pool = if kind % 2 == 0 {
-        ModelPool::Worker(WorkerPool::new(CoreConfig::new(1).unwrap(), CAP).unwrap())
+        ModelPool::one_worker(CAP)
     } else {
-        ModelPool::Blocking(BlockingPool::new(BlockingConfig::new(1, CAP)).unwrap())
+        ModelPool::one_blocking_thread(CAP)
     };
     let log = Arc::new(Mutex::new(Vec::new()));
     let mut expected_log = Vec::new();

@@ -2,13 +2,12 @@
 //! admission control.
 
 use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
 
 use super::engine::{Engine, EngineConfig, SPIN_ROUNDS};
 use super::{
-    AdmissionBound, PoolError, PoolReport, PoolStats, ShutdownPolicy, SubmitError, Submitter,
-    TaskHandle,
+    AdmissionBound, Owner, PoolError, PoolReport, PoolStats, ShutdownPolicy, SubmitError,
+    Submitter, TaskHandle,
 };
 
 /// How a [`BlockingPool`] admits jobs and keeps its threads.
@@ -84,9 +83,8 @@ impl BlockingConfig {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct BlockingPool {
-    engine: Arc<Engine>,
+    owner: Owner,
     config: BlockingConfig,
-    closed: bool,
 }
 
 impl BlockingPool {
@@ -115,9 +113,8 @@ impl BlockingPool {
             .start()
             .map_err(|(worker, error)| PoolError::ThreadRefused { worker, error })?;
         Ok(Self {
-            engine,
+            owner: Owner::new(engine),
             config,
-            closed: false,
         })
     }
 
@@ -144,28 +141,25 @@ impl BlockingPool {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        self.engine.try_submit(f)
+        self.owner.engine.try_submit(f)
     }
 
     /// A clonable handle for submitting from other threads (or from tasks).
     #[must_use]
     pub fn submitter(&self) -> Submitter {
-        Submitter {
-            engine: Arc::clone(&self.engine),
-        }
+        self.owner.submitter()
     }
 
     /// The pool's counters now.
     #[must_use]
     pub fn stats(&self) -> PoolStats {
-        self.engine.stats()
+        self.owner.stats()
     }
 
     /// Closes the pool, applies `policy`, joins every thread and reports;
     /// the same contract as [`WorkerPool::shutdown`](super::WorkerPool::shutdown).
     pub fn shutdown(mut self, policy: ShutdownPolicy) -> PoolReport {
-        self.closed = true;
-        self.engine.shutdown(policy, None)
+        self.owner.shutdown(policy, None)
     }
 
     /// [`shutdown`](Self::shutdown) waiting at most `deadline`; the same
@@ -176,17 +170,7 @@ impl BlockingPool {
         policy: ShutdownPolicy,
         deadline: Duration,
     ) -> PoolReport {
-        self.closed = true;
-        self.engine.shutdown(policy, Some(deadline))
-    }
-}
-
-impl Drop for BlockingPool {
-    /// Drains: every accepted job runs, then every thread is joined.
-    fn drop(&mut self) {
-        if !self.closed {
-            drop(self.engine.shutdown(ShutdownPolicy::Drain, None));
-        }
+        self.owner.shutdown(policy, Some(deadline))
     }
 }
 

@@ -42,6 +42,7 @@ use std::cell::Cell;
 use std::fmt;
 use std::io;
 use std::sync::Arc;
+use std::time::Duration;
 
 use dinah_core::{TaskId, WorkerId};
 
@@ -68,6 +69,45 @@ fn enter_worker(engine: &Arc<Engine>) {
 /// Whether the calling thread is one of `engine`'s threads.
 fn is_worker_of(engine: &Arc<Engine>) -> bool {
     WORKER_OF.with(|cell| cell.get() == Arc::as_ptr(engine) as usize)
+}
+
+/// What both pools own: the engine, and whether it was shut down.
+/// Dropping it unshut drains the engine.
+struct Owner {
+    engine: Arc<Engine>,
+    closed: bool,
+}
+
+impl Owner {
+    fn new(engine: Arc<Engine>) -> Self {
+        Self {
+            engine,
+            closed: false,
+        }
+    }
+
+    fn submitter(&self) -> Submitter {
+        Submitter {
+            engine: Arc::clone(&self.engine),
+        }
+    }
+
+    fn stats(&self) -> PoolStats {
+        self.engine.stats()
+    }
+
+    fn shutdown(&mut self, policy: ShutdownPolicy, deadline: Option<Duration>) -> PoolReport {
+        self.closed = true;
+        self.engine.shutdown(policy, deadline)
+    }
+}
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        if !self.closed {
+            drop(self.engine.shutdown(ShutdownPolicy::Drain, None));
+        }
+    }
 }
 
 /// What a pool's capacity bounds.

@@ -11,8 +11,8 @@ use dinah_core::{CoreConfig, FifoQueue};
 
 use super::engine::{BatchJob, Engine, EngineConfig, SPIN_ROUNDS, WorkerCell};
 use super::{
-    AdmissionBound, PoolError, PoolReport, PoolStats, ShutdownPolicy, SubmitError, Submitter,
-    TaskHandle, is_worker_of,
+    AdmissionBound, Owner, PoolError, PoolReport, PoolStats, ShutdownPolicy, SubmitError,
+    Submitter, TaskHandle, is_worker_of,
 };
 use crate::sync::{AtomicBool, Mutex, Ordering, Thread, current, lock, park, yield_now};
 use crate::unwind::{Payload, drop_quietly};
@@ -59,9 +59,8 @@ const RESERVE_LIMIT: usize = 1 << 12;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct WorkerPool {
-    engine: Arc<Engine>,
+    owner: Owner,
     workers: usize,
-    closed: bool,
 }
 
 impl WorkerPool {
@@ -93,9 +92,8 @@ impl WorkerPool {
             .start()
             .map_err(|(worker, error)| PoolError::ThreadRefused { worker, error })?;
         Ok(Self {
-            engine,
+            owner: Owner::new(engine),
             workers,
-            closed: false,
         })
     }
 
@@ -120,21 +118,19 @@ impl WorkerPool {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        self.engine.try_submit(f)
+        self.owner.engine.try_submit(f)
     }
 
     /// A clonable handle for submitting from other threads (or from tasks).
     #[must_use]
     pub fn submitter(&self) -> Submitter {
-        Submitter {
-            engine: Arc::clone(&self.engine),
-        }
+        self.owner.submitter()
     }
 
     /// The pool's counters now.
     #[must_use]
     pub fn stats(&self) -> PoolStats {
-        self.engine.stats()
+        self.owner.stats()
     }
 
     /// Runs every task of `queue` on the pool's workers as one batch and
@@ -194,15 +190,15 @@ impl WorkerPool {
         let participants = self.workers.min(total);
         let batch = Arc::new(Batch::new(tasks, participants));
         let shared: Arc<dyn BatchJob> = Arc::clone(&batch) as Arc<dyn BatchJob>;
-        let inline = is_worker_of(&self.engine);
+        let inline = is_worker_of(&self.owner.engine);
         let helpers = participants - usize::from(inline);
-        if !self.engine.push_batch(&shared, helpers, total) || inline {
-            batch.participate_here(&self.engine);
+        if !self.owner.engine.push_batch(&shared, helpers, total) || inline {
+            batch.participate_here(&self.owner.engine);
         }
         batch.wait();
         let settled = batch.settle();
         if settled.handed_back > 0 {
-            self.engine.count_handed_back(settled.handed_back);
+            self.owner.engine.count_handed_back(settled.handed_back);
         }
         settled.finish(queue)
     }
@@ -214,8 +210,7 @@ impl WorkerPool {
     /// back in [`PoolReport::handed_back`] and running ones finish. Blocks
     /// until the last worker has left.
     pub fn shutdown(mut self, policy: ShutdownPolicy) -> PoolReport {
-        self.closed = true;
-        self.engine.shutdown(policy, None)
+        self.owner.shutdown(policy, None)
     }
 
     /// [`shutdown`](Self::shutdown), waiting at most `deadline` for the
@@ -228,17 +223,7 @@ impl WorkerPool {
         policy: ShutdownPolicy,
         deadline: Duration,
     ) -> PoolReport {
-        self.closed = true;
-        self.engine.shutdown(policy, Some(deadline))
-    }
-}
-
-impl Drop for WorkerPool {
-    /// Drains: every accepted task runs, then every worker is joined.
-    fn drop(&mut self) {
-        if !self.closed {
-            drop(self.engine.shutdown(ShutdownPolicy::Drain, None));
-        }
+        self.owner.shutdown(policy, Some(deadline))
     }
 }
 

@@ -9,7 +9,9 @@
 //! ```
 //!
 //! Every pool and runtime is built once, before any clock starts, and reused
-//! by every sample, as a program keeps its pools.
+//! by every sample, as a program keeps its pools. Every sample starts after
+//! a 2 ms pause, so the idle threads of the contender before it (which spin
+//! for a while in every one of these pools) are asleep and cost it nothing.
 //!
 //! - `fork-join`: 256 boxed no-op tasks run as one batch (`WorkerPool::run`
 //!   on a `BoundedQueue`; rayon `install` + `into_par_iter` on a `Vec`).
@@ -58,6 +60,25 @@ const BLOCKING_BATCHES: usize = 100;
 const BLOCKING_BATCH: usize = 16;
 const BLOCKING_THREADS: usize = 64;
 
+/// How long every contender lets the machine settle before its sample:
+/// long enough for every pool's idle threads (dinah's, rayon's, tokio's) to
+/// stop spinning and sleep, so no contender's leftover spinning is timed in
+/// another's sample.
+const SETTLE: Duration = Duration::from_millis(2);
+
+/// A contender whose every sample starts after [`SETTLE`] (outside its
+/// timing).
+fn quiet<'a>(
+    name: impl Into<String>,
+    baseline: bool,
+    mut run: impl FnMut() -> Duration + 'a,
+) -> Contender<'a> {
+    Contender::new(name, baseline, move || {
+        thread::sleep(SETTLE);
+        run()
+    })
+}
+
 type Task = Box<dyn FnOnce() -> u64 + Send>;
 
 fn tasks(n: usize, cpu: bool) -> impl Iterator<Item = Task> {
@@ -101,7 +122,7 @@ fn bench_batch(
     use rayon::prelude::*;
     let want = expected(n, cpu);
     let mut contenders = vec![
-        Contender::new(format!("rayon install+par_iter x{WORKERS}"), true, || {
+        quiet(format!("rayon install+par_iter x{WORKERS}"), true, || {
             timed(
                 reps,
                 || tasks(n, cpu).collect::<Vec<Task>>(),
@@ -116,7 +137,7 @@ fn bench_batch(
                 |_, out| assert!(out == want),
             )
         }),
-        Contender::new(format!("dinah WorkerPool::run x{WORKERS}"), false, || {
+        quiet(format!("dinah WorkerPool::run x{WORKERS}"), false, || {
             timed(
                 reps,
                 || queue(n, cpu),
@@ -126,18 +147,14 @@ fn bench_batch(
         }),
     ];
     if cpu {
-        contenders.push(Contender::new(
-            "dinah run_until_empty (sequential)",
-            true,
-            || {
-                timed(
-                    reps,
-                    || queue(n, cpu),
-                    Scheduler::run_until_empty,
-                    |_, out| assert!(out == want),
-                )
-            },
-        ));
+        contenders.push(quiet("dinah run_until_empty (sequential)", true, || {
+            timed(
+                reps,
+                || queue(n, cpu),
+                Scheduler::run_until_empty,
+                |_, out| assert!(out == want),
+            )
+        }));
     }
     run_case(title, n, samples, &mut contenders)
 }
@@ -151,7 +168,7 @@ fn bench_batches(
     use rayon::prelude::*;
     let want = expected(BATCH, false);
     let mut contenders = vec![
-        Contender::new(format!("rayon install+par_iter x{WORKERS}"), true, || {
+        quiet(format!("rayon install+par_iter x{WORKERS}"), true, || {
             let start = Instant::now();
             for _ in 0..BATCHES {
                 let batch: Vec<Task> = tasks(BATCH, false).collect();
@@ -160,7 +177,7 @@ fn bench_batches(
             }
             start.elapsed()
         }),
-        Contender::new(format!("dinah WorkerPool::run x{WORKERS}"), false, || {
+        quiet(format!("dinah WorkerPool::run x{WORKERS}"), false, || {
             let start = Instant::now();
             for _ in 0..BATCHES {
                 let mut batch = queue(BATCH, false);
@@ -211,13 +228,13 @@ fn bench_blocking(
     };
     let executor = LocalExecutor::new();
     let mut contenders = vec![
-        Contender::new("tokio spawn_blocking, multi-thread x2", true, || {
+        quiet("tokio spawn_blocking, multi-thread x2", true, || {
             tokio_run(tokio_multi)
         }),
-        Contender::new("tokio spawn_blocking, current-thread", true, || {
+        quiet("tokio spawn_blocking, current-thread", true, || {
             tokio_run(tokio_current)
         }),
-        Contender::new("dinah BlockingPool on LocalExecutor", false, || {
+        quiet("dinah BlockingPool on LocalExecutor", false, || {
             let start = Instant::now();
             let submitter = dinah.submitter();
             let tasks: Vec<_> = (0..concurrency)

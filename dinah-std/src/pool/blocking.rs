@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::engine::{Engine, EngineConfig, SPIN_ROUNDS};
+use super::engine::{Engine, EngineConfig, SPIN};
 use super::{
     AdmissionBound, Owner, PoolError, PoolReport, PoolStats, ShutdownPolicy, SubmitError,
     Submitter, TaskHandle,
@@ -107,7 +107,7 @@ impl BlockingPool {
             bound: config.bound,
             keep_alive: Some(config.keep_alive),
             on_demand: true,
-            spin: SPIN_ROUNDS,
+            spin: SPIN,
         });
         engine
             .start()

@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use dinah_core::{CoreConfig, FifoQueue};
 
-use super::engine::{BatchJob, Engine, EngineConfig, SPIN_ROUNDS, WorkerCell};
+use super::engine::{BatchJob, Engine, EngineConfig, SPIN, Spin, WorkerCell};
 use super::{
     AdmissionBound, Owner, PoolError, PoolReport, PoolStats, ShutdownPolicy, SubmitError,
     Submitter, TaskHandle, is_worker_of,
 };
-use crate::sync::{AtomicBool, Mutex, Ordering, Thread, current, lock, park, yield_now};
+use crate::sync::{AtomicBool, Mutex, Ordering, Thread, current, lock, park};
 use crate::unwind::{Payload, drop_quietly};
 
 /// The most results reserved up front from a queue's `len()`, a hint from
@@ -86,7 +86,7 @@ impl WorkerPool {
             bound: AdmissionBound::Queued,
             keep_alive: None,
             on_demand: false,
-            spin: SPIN_ROUNDS,
+            spin: SPIN,
         });
         engine
             .start()
@@ -266,8 +266,8 @@ struct Batch<F, R> {
     done: AtomicBool,
     caller: Thread,
     participants: usize,
-    /// Rounds the caller yields before it parks.
-    spin: u32,
+    /// How long the caller looks for the end before it parks.
+    spin: Spin,
 }
 
 impl<F, R> Batch<F, R>
@@ -290,7 +290,7 @@ where
             done: AtomicBool::new(false),
             caller: current(),
             participants,
-            spin: SPIN_ROUNDS,
+            spin: SPIN,
         }
     }
 
@@ -359,11 +359,8 @@ where
 
     /// Blocks the caller until every task is settled.
     fn wait(&self) {
-        for _ in 0..self.spin {
-            if self.done.load(Ordering::Acquire) {
-                return;
-            }
-            yield_now();
+        if self.spin.until(|| self.done.load(Ordering::Acquire)) {
+            return;
         }
         while !self.done.load(Ordering::Acquire) {
             park();

@@ -120,6 +120,12 @@ impl<T> BoundedQueue<T> {
         Ok(())
     }
 
+    /// Removes every item at once, oldest first, leaving the queue empty
+    /// with the same capacity (its storage is reallocated on the next push).
+    pub(crate) fn take_all(&mut self) -> VecDeque<T> {
+        std::mem::take(&mut self.items)
+    }
+
     /// Removes and returns the oldest item, or `None` when empty.
     pub fn pop(&mut self) -> Option<T> {
         self.items.pop_front()

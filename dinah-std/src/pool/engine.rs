@@ -447,24 +447,27 @@ impl Engine {
     /// (the caller waits for the batch, which bounds it), and wakes as many
     /// threads. `accepted` counts the batch's tasks.
     ///
-    /// Returns `false` (and queues nothing) when the engine is not running.
+    /// Returns `None` (and queues nothing) when the engine is not running,
+    /// else whether every entry found a thread already awake for it (none
+    /// had to be woken from sleep).
     pub(crate) fn push_batch(
         self: &Arc<Self>,
         batch: &Arc<dyn BatchJob>,
         participants: usize,
         tasks: usize,
-    ) -> bool {
+    ) -> Option<bool> {
         let mut state = lock(&self.state);
         if state.lifecycle != LifecycleState::Running {
-            return false;
+            return None;
         }
         for _ in 0..participants {
             state.queue.push_back(Entry::Batch(Arc::clone(batch)));
         }
         state.accepted += tasks as u64;
         self.pending.store(state.queue.len(), Ordering::Release);
+        let awake = state.queue.len() <= state.spinning + state.notified + state.starting;
         self.dispatch(&mut state);
-        true
+        Some(awake)
     }
 
     /// Makes sure a thread is headed for every queued entry, as far as the

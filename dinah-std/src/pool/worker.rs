@@ -1,6 +1,7 @@
 //! [`WorkerPool`]: persistent workers for CPU work, with single tasks and
 //! fork-join batches.
 
+use std::any::Any;
 use std::collections::VecDeque;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe, catch_unwind};
@@ -9,7 +10,9 @@ use std::time::Duration;
 
 use dinah_core::{CoreConfig, FifoQueue};
 
-use super::engine::{BatchJob, Engine, EngineConfig, SPIN, Spin, WorkerCell};
+use crate::BoundedQueue;
+
+use super::engine::{BatchJob, Engine, EngineConfig, SPIN, WorkerCell};
 use super::{
     AdmissionBound, Owner, PoolError, PoolReport, PoolStats, ShutdownPolicy, SubmitError,
     Submitter, TaskHandle, is_worker_of,
@@ -175,14 +178,11 @@ impl WorkerPool {
     /// ```
     pub fn run<Q, F, R>(&self, queue: &mut Q) -> Vec<R>
     where
-        Q: FifoQueue<Item = F> + ?Sized,
+        Q: FifoQueue<Item = F> + 'static,
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        let mut tasks = VecDeque::with_capacity(queue.len().min(RESERVE_LIMIT));
-        while let Some(task) = queue.pop() {
-            tasks.push_back(task);
-        }
+        let tasks = take_all(queue);
         let total = tasks.len();
         if total == 0 {
             return Vec::new();
@@ -192,10 +192,14 @@ impl WorkerPool {
         let shared: Arc<dyn BatchJob> = Arc::clone(&batch) as Arc<dyn BatchJob>;
         let inline = is_worker_of(&self.owner.engine);
         let helpers = participants - usize::from(inline);
-        if !self.owner.engine.push_batch(&shared, helpers, total) || inline {
-            batch.participate_here(&self.owner.engine);
-        }
-        batch.wait();
+        let awake = match self.owner.engine.push_batch(&shared, helpers, total) {
+            Some(awake) if !inline => awake,
+            _ => {
+                batch.participate_here(&self.owner.engine);
+                false
+            }
+        };
+        batch.wait(awake);
         let settled = batch.settle();
         if settled.handed_back > 0 {
             self.owner.engine.count_handed_back(settled.handed_back);
@@ -236,14 +240,35 @@ impl fmt::Debug for WorkerPool {
     }
 }
 
+/// Removes every task from `queue`, oldest first. A [`BoundedQueue`] hands
+/// over its storage at once; any other queue is popped until it says empty.
+fn take_all<Q, F>(queue: &mut Q) -> VecDeque<F>
+where
+    Q: FifoQueue<Item = F> + 'static,
+    F: 'static,
+{
+    if let Some(bounded) = (queue as &mut dyn Any).downcast_mut::<BoundedQueue<F>>() {
+        return bounded.take_all();
+    }
+    let mut tasks = VecDeque::with_capacity(queue.len().min(RESERVE_LIMIT));
+    while let Some(task) = queue.pop() {
+        tasks.push_back(task);
+    }
+    tasks
+}
+
+/// What one participant ran: its results in the order it ran them, and the
+/// runs of consecutive FIFO indices they cover, as `(start, length)`.
+type Share<R> = (Vec<(usize, usize)>, Vec<R>);
+
 struct BatchState<F, R> {
     /// Tasks not yet claimed; the front one has FIFO index `next`.
     tasks: VecDeque<F>,
     next: usize,
     /// Chunks claimed and not yet settled.
     in_hand: usize,
-    /// Finished results: runs of consecutive indices, by first index.
-    results: Vec<(usize, Vec<R>)>,
+    /// Each participant's share.
+    results: Vec<Share<R>>,
     panics: Vec<(usize, Payload)>,
     /// Claimed tasks that did not start because the batch stopped.
     unrun: Vec<(usize, Vec<F>)>,
@@ -266,8 +291,6 @@ struct Batch<F, R> {
     done: AtomicBool,
     caller: Thread,
     participants: usize,
-    /// How long the caller looks for the end before it parks.
-    spin: Spin,
 }
 
 impl<F, R> Batch<F, R>
@@ -290,14 +313,19 @@ where
             done: AtomicBool::new(false),
             caller: current(),
             participants,
-            spin: SPIN,
         }
     }
 
     /// Claims and runs chunks until none are left; returns how many tasks
     /// completed and panicked here.
     fn claim_and_run(&self) -> (u64, u64) {
-        let (mut completed, mut panicked) = (0, 0);
+        // One buffer for the chunks claimed here and one for their results,
+        // reused from chunk to chunk: a large batch costs each participant a
+        // few allocations, not a few per chunk.
+        let mut buffer: Vec<F> = Vec::new();
+        let mut done: Vec<R> = Vec::new();
+        let mut runs: Vec<(usize, usize)> = Vec::new();
+        let mut panicked = 0;
         let mut state = lock(&self.state);
         loop {
             if self.stopped.load(Ordering::Relaxed) || state.tasks.is_empty() {
@@ -307,18 +335,18 @@ where
             let start = state.next;
             state.next += size;
             state.in_hand += 1;
-            let chunk: Vec<F> = state.tasks.drain(..size).collect();
+            buffer.extend(state.tasks.drain(..size));
             drop(state);
 
-            let mut done = Vec::with_capacity(size);
+            let before = done.len();
             let mut panic = None;
-            let mut chunk = chunk.into_iter();
+            let mut chunk = buffer.drain(..);
             for task in chunk.by_ref() {
                 match catch_unwind(AssertUnwindSafe(task)) {
                     Ok(result) => done.push(result),
                     Err(payload) => {
                         self.stopped.store(true, Ordering::Relaxed);
-                        panic = Some((start + done.len(), payload));
+                        panic = Some((start + done.len() - before, payload));
                         break;
                     }
                 }
@@ -327,19 +355,23 @@ where
                 }
             }
             let rest: Vec<F> = chunk.collect();
-            let first_unrun = start + done.len() + usize::from(panic.is_some());
-            completed += done.len() as u64;
+            let ran = done.len() - before;
+            if ran > 0 {
+                runs.push((start, ran));
+            }
+            let first_unrun = start + ran + usize::from(panic.is_some());
             panicked += u64::from(panic.is_some());
 
             state = lock(&self.state);
             state.in_hand -= 1;
-            if !done.is_empty() {
-                state.results.push((start, done));
-            }
             state.panics.extend(panic);
             if !rest.is_empty() {
                 state.unrun.push((first_unrun, rest));
             }
+        }
+        let completed = done.len() as u64;
+        if !runs.is_empty() {
+            state.results.push((runs, done));
         }
         if state.in_hand == 0 && !state.finished {
             state.finished = true;
@@ -358,8 +390,16 @@ where
     }
 
     /// Blocks the caller until every task is settled.
-    fn wait(&self) {
-        if self.spin.until(|| self.done.load(Ordering::Acquire)) {
+    ///
+    /// When the workers were awake (`spin`: a run of batches back to back),
+    /// the caller looks for the end for a while before it parks, so the next
+    /// batch follows at once. When they had to be woken, it parks at once,
+    /// as rayon's `install` does: on a machine with no core to spare, a
+    /// spinning caller would hold one the waking workers need (measured: a
+    /// batch of 256 short tasks on sleeping workers took about three times
+    /// as long with the caller spinning).
+    fn wait(&self, spin: bool) {
+        if spin && SPIN.until(|| self.done.load(Ordering::Acquire)) {
             return;
         }
         while !self.done.load(Ordering::Acquire) {
@@ -370,14 +410,11 @@ where
     /// Takes what the workers left, once `done`.
     fn settle(&self) -> Settled<F, R> {
         let mut state = lock(&self.state);
-        let mut results = std::mem::take(&mut state.results);
+        let results = std::mem::take(&mut state.results);
         let mut panics = std::mem::take(&mut state.panics);
         let mut unrun = std::mem::take(&mut state.unrun);
         let rest = std::mem::take(&mut state.tasks);
         drop(state);
-        // Each run is already in order; sorting the runs by first index
-        // gives FIFO order.
-        results.sort_unstable_by_key(|(start, _)| *start);
         panics.sort_unstable_by_key(|(index, _)| *index);
         unrun.sort_unstable_by_key(|(start, _)| *start);
         let handed_back = unrun.iter().map(|(_, run)| run.len()).sum::<usize>()
@@ -405,7 +442,7 @@ where
 
 /// A batch's outcome, ready to be returned or to resume a panic.
 struct Settled<F, R> {
-    results: Vec<(usize, Vec<R>)>,
+    results: Vec<Share<R>>,
     panics: Vec<(usize, Payload)>,
     unrun: Vec<(usize, Vec<F>)>,
     rest: VecDeque<F>,
@@ -426,12 +463,7 @@ impl<F, R> Settled<F, R> {
         } = self;
         let mut panics = panics.into_iter();
         let Some((_, first)) = panics.next() else {
-            let total = results.iter().map(|(_, run)| run.len()).sum();
-            let mut flat = Vec::with_capacity(total);
-            for (_, run) in results {
-                flat.extend(run);
-            }
-            return flat;
+            return in_fifo_order(results);
         };
         // Every task that did not start goes back, in FIFO order: the unrun
         // rests of claimed chunks, then the never-claimed tail.
@@ -443,11 +475,38 @@ impl<F, R> Settled<F, R> {
         for (_, other) in panics {
             drop_quietly(other);
         }
-        for (_, run) in results {
-            for result in run {
+        for (_, values) in results {
+            for result in values {
                 drop_quietly(result);
             }
         }
         panic::resume_unwind(first);
     }
+}
+
+/// Puts the participants' results in FIFO order. Each participant's runs
+/// are in increasing order (it claims in FIFO order), so one pass over all
+/// runs sorted by start takes each participant's values in turn. A single
+/// participant's values are already in order and are returned as they are.
+fn in_fifo_order<R>(results: Vec<Share<R>>) -> Vec<R> {
+    if results.len() == 1 {
+        return results
+            .into_iter()
+            .next()
+            .map(|(_, values)| values)
+            .unwrap_or_default();
+    }
+    let total = results.iter().map(|(_, values)| values.len()).sum();
+    let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+    let mut values = Vec::with_capacity(results.len());
+    for (part, (part_runs, part_values)) in results.into_iter().enumerate() {
+        runs.extend(part_runs.into_iter().map(|(start, len)| (start, len, part)));
+        values.push(part_values.into_iter());
+    }
+    runs.sort_unstable_by_key(|&(start, _, _)| start);
+    let mut flat = Vec::with_capacity(total);
+    for (_, len, part) in runs {
+        flat.extend(values[part].by_ref().take(len));
+    }
+    flat
 }

@@ -139,9 +139,10 @@ impl WorkerPool {
     /// Runs every task of `queue` on the pool's workers as one batch and
     /// returns their results in FIFO order.
     ///
-    /// The calling thread removes every task from `queue` (as far as its
-    /// `pop` says), hands the batch to `min(workers, tasks)` workers and
-    /// waits; it runs no task itself, unless it is one of this pool's own
+    /// The calling thread removes every task from `queue` (a
+    /// [`BoundedQueue`] hands over its storage at once; any other queue is
+    /// popped until it says empty), hands the batch to `min(workers, tasks)`
+    /// workers and waits; it runs no task itself, unless it is one of this pool's own
     /// workers, in which case it takes a share (so a batch started from a
     /// task cannot wait on itself). Workers claim tasks in FIFO order, in
     /// chunks that shrink as the batch empties, so the load stays even; the

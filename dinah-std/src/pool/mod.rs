@@ -324,7 +324,9 @@ impl Unstarted {
 
     /// Runs the task on the calling thread. A panic is caught and given to
     /// its handle as [`JoinError::Panicked`], as on a pool thread. Returns
-    /// whether it ran (`false` if its handle cancelled it meanwhile).
+    /// whether it ran (`false` if its handle cancelled it meanwhile). The
+    /// report that handed it back already counted it as cancelled; running
+    /// it changes no pool count.
     pub fn run(self) -> bool {
         !matches!(self.job.run(None), engine::Ran::Skipped)
     }

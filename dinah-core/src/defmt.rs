@@ -315,3 +315,21 @@ impl Format for crate::CountPerTask {
         write!(f, "CountPerTask");
     }
 }
+
+impl Format for crate::NoClock {
+    fn format(&self, f: Formatter<'_>) {
+        defmt::write!(f, "NoClock")
+    }
+}
+
+impl<const B: usize> Format for crate::Log2Histogram<B> {
+    fn format(&self, f: Formatter<'_>) {
+        defmt::write!(
+            f,
+            "Log2Histogram {{ count: {=u64}, max: {=u64}, buckets: {=[?]} }}",
+            self.count(),
+            self.max(),
+            &self.buckets()[..]
+        )
+    }
+}

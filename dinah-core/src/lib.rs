@@ -15,6 +15,7 @@
 //! | [`queue`] | the [`FifoQueue`] trait, [`TaskQueue`] and [`QueuePushError`] |
 //! | [`cancel`] | [`CancellationToken`] |
 //! | [`metrics`] | [`RuntimeMetrics`], [`RuntimeMetrics32`] and their snapshots |
+//! | [`telemetry`] | the [`Clock`] trait, [`NoClock`], and the allocation-free [`Log2Histogram`] |
 //! | [`trace`] | [`TraceRing`], [`TraceEvent`], [`TraceEventKind`] and [`TraceRecordError`] |
 //! | [`executor`] | [`Executor`]: runs one closure now |
 //! | [`async_executor`] | [`AsyncExecutor`]: runs futures in `N` fixed slots, [`TickReport`], [`SpawnError`] |
@@ -71,6 +72,7 @@ pub mod scheduler;
 pub mod state;
 mod sync;
 pub mod task;
+pub mod telemetry;
 pub mod trace;
 #[allow(unsafe_code)]
 pub mod waker;
@@ -89,5 +91,6 @@ pub use queue::{FifoQueue, QueuePushError, TaskQueue};
 pub use scheduler::Scheduler;
 pub use state::{InvalidTaskTransition, TaskState};
 pub use task::{Task, TaskOutput, YieldNow, chunked, yield_now};
+pub use telemetry::{Clock, Log2Histogram, NoClock};
 pub use trace::{TraceEvent, TraceEventKind, TraceRecordError, TraceRing};
 pub use waker::{CancelError, CountPerTask, Counting, NoCounters, ReadyQueue, TaskCounters};

@@ -8,6 +8,7 @@
 //! | [`SchedulerExt`] | [`run_until_empty`](SchedulerExt::run_until_empty) and [`run_parallel`](SchedulerExt::run_parallel) on the core [`Scheduler`](dinah_core::Scheduler), with [`ParallelError`] |
 //! | [`Shared`] | explicit mutex-backed sharing with poisoning reported, never guessed away |
 //! | [`CancellationHandle`] | an owned, clonable handle to one cancellation flag |
+//! | [`StdClock`] | the host's monotonic clock, for the core's telemetry [`Clock`](dinah_core::Clock) |
 //! | [`TraceBuffer`] | a trace log with a run-time capacity, for many threads |
 //! | [`WorkerPool`] | persistent workers for CPU work: bounded submission with [`TaskHandle`]s, fork-join batches, an owned shutdown with a [`PoolReport`] |
 //! | [`BlockingPool`] | threads started on demand for blocking calls, behind an admission limit |
@@ -32,6 +33,7 @@
 #![deny(missing_docs)]
 
 mod cancel;
+mod clock;
 mod executor;
 mod pool;
 mod queue;
@@ -42,6 +44,7 @@ mod trace;
 mod unwind;
 
 pub use cancel::CancellationHandle;
+pub use clock::StdClock;
 pub use executor::{
     ExecutorConfig, JoinFailure, JoinHandle, LocalExecutor, LocalSpawner, ShutdownReport, Spawner,
     TrySpawnError,

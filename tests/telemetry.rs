@@ -1,0 +1,79 @@
+//! The telemetry primitives against a plain model: log2 buckets, counts,
+//! sums, maxima and quantile bounds for random samples, and the clocks.
+
+use dinah::{Clock, Log2Histogram, NoClock, StdClock};
+
+mod support;
+
+/// The bucket a sample belongs in, found by walking the powers of two.
+fn model_bucket(value: u64, buckets: usize) -> usize {
+    let mut index = 0;
+    let mut low = 0u128;
+    while index < buckets - 1 {
+        let high = if index == 0 { 1 } else { 1u128 << index };
+        if u128::from(value) >= low && u128::from(value) < high {
+            return index;
+        }
+        low = high;
+        index += 1;
+    }
+    buckets - 1
+}
+
+fn check_histogram(bytes: &[u8]) {
+    let mut histogram: Log2Histogram<12> = Log2Histogram::new();
+    let mut samples: Vec<u64> = Vec::new();
+    for chunk in bytes.chunks(3) {
+        // Spread samples over the whole range: a shift picked by the first byte.
+        let raw = u64::from(chunk.get(1).copied().unwrap_or(0))
+            | u64::from(chunk.get(2).copied().unwrap_or(0)) << 8;
+        let value = raw << (chunk[0] % 16);
+        histogram.record(value);
+        samples.push(value);
+    }
+    let mut model = [0u64; 12];
+    for &value in &samples {
+        model[model_bucket(value, 12)] += 1;
+    }
+    assert_eq!(histogram.buckets(), &model);
+    assert_eq!(histogram.count(), samples.len() as u64);
+    assert_eq!(histogram.sum(), samples.iter().sum::<u64>());
+    assert_eq!(histogram.max(), samples.iter().copied().max().unwrap_or(0));
+    samples.sort_unstable();
+    for (numerator, denominator) in [(1, 2), (9, 10), (99, 100), (1, 1)] {
+        let bound = histogram.quantile_upper_bound(numerator, denominator);
+        let Some(rank) = (samples.len() as u64 * numerator)
+            .div_ceil(denominator)
+            .checked_sub(1)
+        else {
+            assert_eq!(bound, 0, "empty");
+            continue;
+        };
+        let truth = samples[rank as usize];
+        assert!(
+            bound >= truth,
+            "bound {bound} below the true quantile {truth}"
+        );
+        assert!(bound <= histogram.max());
+        // Within a factor of two, except in the open last bucket.
+        if model_bucket(truth, 12) < 11 {
+            assert!(bound <= truth.max(1) * 2, "bound {bound} for {truth}");
+        }
+    }
+}
+
+#[test]
+fn histogram_matches_the_model_on_random_samples() {
+    support::for_random_bytes(512, 300, check_histogram);
+}
+
+#[test]
+fn clocks_never_go_back() {
+    let clock = StdClock::new();
+    let first = clock.now();
+    let second = clock.now();
+    assert!(second >= first);
+    assert_eq!(clock.ticks_per_second(), 1_000_000_000);
+    assert_eq!(clock.ticks_to_micros(2_500), 2);
+    assert_eq!(NoClock.now(), NoClock.now());
+}

@@ -241,6 +241,14 @@ pub(crate) struct EngineConfig {
     pub(crate) spin: Spin,
 }
 
+/// Task outcomes counted outside any live thread's cell.
+#[derive(Clone, Copy, Default)]
+struct Tally {
+    completed: u64,
+    panicked: u64,
+    cancelled: u64,
+}
+
 struct State {
     queue: VecDeque<Entry>,
     /// `Entry::Task`s in `queue`.
@@ -268,7 +276,7 @@ struct State {
     workers: Vec<Arc<WorkerCell>>,
     /// The counters of threads that left on keep-alive, and of batch tasks
     /// run by a thread that is not one of the pool's.
-    folded: WorkerReport,
+    folded: Tally,
     handles: Vec<(WorkerId, JoinHandle<()>)>,
     /// Threads that left their loop and can be joined without waiting.
     gone: Vec<WorkerId>,
@@ -306,12 +314,7 @@ impl Engine {
                 cancelled: 0,
                 next_worker: 1,
                 workers: Vec::new(),
-                folded: WorkerReport {
-                    id: WorkerId::MIN,
-                    completed: 0,
-                    panicked: 0,
-                    cancelled: 0,
-                },
+                folded: Tally::default(),
                 handles: Vec::new(),
                 gone: Vec::new(),
             }),

@@ -317,16 +317,17 @@ where
         }
     }
 
-    /// Claims and runs chunks until none are left; returns how many tasks
-    /// completed and panicked here.
-    fn claim_and_run(&self) -> (u64, u64) {
+    /// Claims and runs chunks until none are left. After each chunk, and
+    /// before settling it, `count` gets how many of its tasks completed and
+    /// panicked: so every task is counted before the caller can see the
+    /// batch done.
+    fn claim_and_run(&self, count: &dyn Fn(u64, u64)) {
         // One buffer for the chunks claimed here and one for their results,
         // reused from chunk to chunk: a large batch costs each participant a
         // few allocations, not a few per chunk.
         let mut buffer: Vec<F> = Vec::new();
         let mut done: Vec<R> = Vec::new();
         let mut runs: Vec<(usize, usize)> = Vec::new();
-        let mut panicked = 0;
         let mut state = lock(&self.state);
         loop {
             if self.stopped.load(Ordering::Relaxed) || state.tasks.is_empty() {
@@ -361,7 +362,7 @@ where
                 runs.push((start, ran));
             }
             let first_unrun = start + ran + usize::from(panic.is_some());
-            panicked += u64::from(panic.is_some());
+            count(ran as u64, u64::from(panic.is_some()));
 
             state = lock(&self.state);
             state.in_hand -= 1;
@@ -370,7 +371,6 @@ where
                 state.unrun.push((first_unrun, rest));
             }
         }
-        let completed = done.len() as u64;
         if !runs.is_empty() {
             state.results.push((runs, done));
         }
@@ -380,14 +380,14 @@ where
             self.done.store(true, Ordering::Release);
             self.caller.unpark();
         }
-        (completed, panicked)
     }
 
     /// Takes part from the calling thread, which is not one of the pool's
     /// workers (or is, but runs its own batch).
     fn participate_here(&self, engine: &Engine) {
-        let (completed, panicked) = self.claim_and_run();
-        engine.count_elsewhere(completed, panicked);
+        self.claim_and_run(&|completed, panicked| {
+            engine.count_elsewhere(completed, panicked);
+        });
     }
 
     /// Blocks the caller until every task is settled.
@@ -436,8 +436,7 @@ where
     R: Send,
 {
     fn participate(&self, worker: &WorkerCell) {
-        let (completed, panicked) = self.claim_and_run();
-        worker.count(completed, panicked);
+        self.claim_and_run(&|completed, panicked| worker.count(completed, panicked));
     }
 }
 

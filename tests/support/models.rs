@@ -256,7 +256,19 @@ use core::task::{Context, Poll, Waker};
 use std::cell::RefCell;
 use std::sync::Mutex;
 
-use dinah::{AsyncExecutor, CancelError, ReadyQueue, TaskRef};
+use dinah::{AsyncExecutor, CancelError, ReadyQueue, TaskRef, TickReport};
+
+/// What a tick did, in the order the executor models answer it: polled,
+/// completed, failed, cancelled, work remaining.
+fn tick_outcome(report: &TickReport) -> (usize, usize, usize, usize, bool) {
+    (
+        report.polled,
+        report.completed,
+        report.failed,
+        report.cancelled,
+        report.work_remaining,
+    )
+}
 
 /// Slots of the executor under the model.
 pub(crate) const EXECUTOR_SLOTS: usize = 4;
@@ -572,13 +584,7 @@ pub(crate) fn check_executor(bytes: &[u8]) {
                 let report = executor.tick(budget);
                 let (polled, completed, failed, cancelled, remaining) = model.tick(budget);
                 assert_eq!(
-                    (
-                        report.polled,
-                        report.completed,
-                        report.failed,
-                        report.cancelled,
-                        report.work_remaining
-                    ),
+                    tick_outcome(&report),
                     (polled, completed, failed, cancelled, remaining),
                     "tick({budget})"
                 );
@@ -802,17 +808,7 @@ pub(crate) fn check_local_executor(bytes: &[u8]) {
                 } else {
                     model.tick(budget)
                 };
-                assert_eq!(
-                    (
-                        report.polled,
-                        report.completed,
-                        report.failed,
-                        report.cancelled,
-                        report.work_remaining
-                    ),
-                    expected,
-                    "tick({budget})"
-                );
+                assert_eq!(tick_outcome(&report), expected, "tick({budget})");
             }
             3 if !handles.is_empty() => {
                 let t = which % handles.len();

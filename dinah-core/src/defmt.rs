@@ -1,4 +1,5 @@
-//! `defmt::Format` for every public type, behind the `defmt` feature.
+//! `defmt::Format` for every public type, and the [`DefmtSink`], behind the
+//! `defmt` feature.
 //!
 //! Kept together here so the formatting matches `Debug`/`Display` in one
 //! place. Types holding closures (queues, push errors) show their fill level
@@ -148,13 +149,18 @@ macro_rules! format_metrics {
             fn format(&self, f: Formatter<'_>) {
                 write!(
                     f,
-                    "submitted={} started={} completed={} failed={} cancel_requested={} cancel_acknowledged={}",
+                    "submitted={} started={} completed={} failed={} cancel_requested={} cancel_acknowledged={} rejected={} polls={} wakes={} self_wakes={} stale_wakes={}",
                     self.submitted,
                     self.started,
                     self.completed,
                     self.failed,
                     self.cancellation_requested,
-                    self.cancellation_acknowledged
+                    self.cancellation_acknowledged,
+                    self.rejected,
+                    self.polls,
+                    self.wakes,
+                    self.self_wakes,
+                    self.stale_wakes
                 );
             }
         }
@@ -181,6 +187,12 @@ impl Format for TraceEventKind {
             Self::Failed => "Failed",
             Self::CancellationRequested => "CancellationRequested",
             Self::CancellationAcknowledged => "CancellationAcknowledged",
+            Self::Rejected => "Rejected",
+            Self::Woken => "Woken",
+            Self::SelfWoken => "SelfWoken",
+            Self::StaleWake => "StaleWake",
+            Self::PollStarted => "PollStarted",
+            Self::PollEnded => "PollEnded",
         };
         write!(f, "{=str}", name);
     }
@@ -188,7 +200,7 @@ impl Format for TraceEventKind {
 
 impl Format for TraceEvent {
     fn format(&self, f: Formatter<'_>) {
-        write!(f, "{} {}", self.task, self.kind);
+        write!(f, "{} {} at={=u64}", self.task, self.kind, self.at);
     }
 }
 
@@ -331,5 +343,19 @@ impl<const B: usize> Format for crate::Log2Histogram<B> {
             self.max(),
             &self.buckets()[..]
         )
+    }
+}
+
+/// A [`Sink`](crate::Sink) that logs every event over defmt at `info`
+/// level, as `TaskId(n) Kind at=ticks`.
+///
+/// Only with the `defmt` feature. It logs; it keeps nothing and counts
+/// nothing.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct DefmtSink;
+
+impl crate::Sink for DefmtSink {
+    fn record(&self, event: TraceEvent) {
+        defmt::info!("{}", event);
     }
 }

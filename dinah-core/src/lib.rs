@@ -3,8 +3,8 @@
 //! Everything here is a small explicit primitive that a firmware binary can
 //! put in a `static` or on the stack. Nothing allocates, nothing starts a
 //! thread, and nothing happens behind the caller's back: the executor and the
-//! scheduler run tasks only when called, and metrics and tracing record only
-//! what the caller records.
+//! scheduler run tasks only when called, and metrics and traces record only
+//! the events they are given.
 //!
 //! | module | holds |
 //! | --- | --- |
@@ -15,7 +15,7 @@
 //! | [`queue`] | the [`FifoQueue`] trait, [`TaskQueue`] and [`QueuePushError`] |
 //! | [`cancel`] | [`CancellationToken`] |
 //! | [`metrics`] | [`RuntimeMetrics`], [`RuntimeMetrics32`] and their snapshots |
-//! | [`telemetry`] | the [`Clock`] trait, [`NoClock`], and the allocation-free [`Log2Histogram`] |
+//! | [`telemetry`] | the [`Sink`] every event consumer implements, the [`Clock`] trait, [`NoClock`], and the allocation-free [`Log2Histogram`] |
 //! | [`trace`] | [`TraceRing`], [`TraceEvent`], [`TraceEventKind`] and [`TraceRecordError`] |
 //! | [`executor`] | [`Executor`]: runs one closure now |
 //! | [`async_executor`] | [`AsyncExecutor`]: runs futures in `N` fixed slots, [`TickReport`], [`SpawnError`] |
@@ -83,6 +83,8 @@ mod defmt;
 pub use async_executor::{AsyncExecutor, QueueClaimed, SpawnError, TaskRef, TickReport};
 pub use cancel::CancellationToken;
 pub use config::{CoreConfig, CoreError, LifecycleState};
+#[cfg(feature = "defmt")]
+pub use defmt::DefmtSink;
 pub use executor::Executor;
 pub use failure::{TaskFailure, TaskFailureKind};
 pub use id::{CoreId, CoreIdError, TaskId, TaskIdError, WorkerId, WorkerIdError};
@@ -91,6 +93,6 @@ pub use queue::{FifoQueue, QueuePushError, TaskQueue};
 pub use scheduler::Scheduler;
 pub use state::{InvalidTaskTransition, TaskState};
 pub use task::{Task, TaskOutput, YieldNow, chunked, yield_now};
-pub use telemetry::{Clock, Log2Histogram, NoClock};
+pub use telemetry::{Clock, Log2Histogram, NoClock, Sink};
 pub use trace::{TraceEvent, TraceEventKind, TraceRecordError, TraceRing};
 pub use waker::{CancelError, CountPerTask, Counting, NoCounters, ReadyQueue, TaskCounters};

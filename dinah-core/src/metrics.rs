@@ -21,6 +21,11 @@ macro_rules! runtime_metrics {
             failed: $atomic,
             cancellation_requested: $atomic,
             cancellation_acknowledged: $atomic,
+            rejected: $atomic,
+            polls: $atomic,
+            wakes: $atomic,
+            self_wakes: $atomic,
+            stale_wakes: $atomic,
         }
 
         $(#[$snapshot_doc])*
@@ -41,6 +46,16 @@ macro_rules! runtime_metrics {
             pub cancellation_requested: $int,
             /// Cancellations that running or pending work acknowledged.
             pub cancellation_acknowledged: $int,
+            /// Submissions refused at admission.
+            pub rejected: $int,
+            /// Polls begun.
+            pub polls: $int,
+            /// Wakes that made a task ready, its own included.
+            pub wakes: $int,
+            /// Of those, wakes a task made during its own poll.
+            pub self_wakes: $int,
+            /// Wakes that arrived after their task was over.
+            pub stale_wakes: $int,
         }
 
         impl Counter for $atomic {
@@ -60,6 +75,11 @@ macro_rules! runtime_metrics {
                     failed: 0,
                     cancellation_requested: 0,
                     cancellation_acknowledged: 0,
+                    rejected: 0,
+                    polls: 0,
+                    wakes: 0,
+                    self_wakes: 0,
+                    stale_wakes: 0,
                 })
             }
 
@@ -74,6 +94,11 @@ macro_rules! runtime_metrics {
                     failed: <$atomic>::new(snapshot.failed),
                     cancellation_requested: <$atomic>::new(snapshot.cancellation_requested),
                     cancellation_acknowledged: <$atomic>::new(snapshot.cancellation_acknowledged),
+                    rejected: <$atomic>::new(snapshot.rejected),
+                    polls: <$atomic>::new(snapshot.polls),
+                    wakes: <$atomic>::new(snapshot.wakes),
+                    self_wakes: <$atomic>::new(snapshot.self_wakes),
+                    stale_wakes: <$atomic>::new(snapshot.stale_wakes),
                 }
             }
 
@@ -107,6 +132,35 @@ macro_rules! runtime_metrics {
                 self.cancellation_acknowledged.saturating_increment();
             }
 
+            /// Counts one event of the shared vocabulary in its counter:
+            /// the six lifecycle kinds as their `record_*` methods do,
+            /// `Rejected` in `rejected`, `PollStarted` in `polls`, `Woken`
+            /// in `wakes`, `SelfWoken` in `wakes` and `self_wakes`,
+            /// `StaleWake` in `stale_wakes`. `PollEnded` counts nothing
+            /// (it pairs with `PollStarted`).
+            pub fn record_event(&self, kind: crate::TraceEventKind) {
+                use crate::TraceEventKind as Kind;
+                match kind {
+                    Kind::Submitted => self.submitted.saturating_increment(),
+                    Kind::Started => self.started.saturating_increment(),
+                    Kind::Completed => self.completed.saturating_increment(),
+                    Kind::Failed => self.failed.saturating_increment(),
+                    Kind::CancellationRequested => self.cancellation_requested.saturating_increment(),
+                    Kind::CancellationAcknowledged => {
+                        self.cancellation_acknowledged.saturating_increment();
+                    }
+                    Kind::Rejected => self.rejected.saturating_increment(),
+                    Kind::PollStarted => self.polls.saturating_increment(),
+                    Kind::Woken => self.wakes.saturating_increment(),
+                    Kind::SelfWoken => {
+                        self.wakes.saturating_increment();
+                        self.self_wakes.saturating_increment();
+                    }
+                    Kind::StaleWake => self.stale_wakes.saturating_increment(),
+                    Kind::PollEnded => {}
+                }
+            }
+
             /// Copies the counters, each read atomically with `Relaxed` ordering.
             #[must_use]
             pub fn snapshot(&self) -> $snapshot {
@@ -117,6 +171,11 @@ macro_rules! runtime_metrics {
                     failed: self.failed.load(Ordering::Relaxed),
                     cancellation_requested: self.cancellation_requested.load(Ordering::Relaxed),
                     cancellation_acknowledged: self.cancellation_acknowledged.load(Ordering::Relaxed),
+                    rejected: self.rejected.load(Ordering::Relaxed),
+                    polls: self.polls.load(Ordering::Relaxed),
+                    wakes: self.wakes.load(Ordering::Relaxed),
+                    self_wakes: self.self_wakes.load(Ordering::Relaxed),
+                    stale_wakes: self.stale_wakes.load(Ordering::Relaxed),
                 }
             }
         }
@@ -130,12 +189,15 @@ trait Counter {
 }
 
 runtime_metrics! {
-    /// Six event counters, recorded explicitly by the caller.
+    /// Event counters, one per kind of [`TraceEventKind`](crate::TraceEventKind).
     ///
-    /// Counts tasks submitted, started, completed and failed, and cancellation
-    /// requested and acknowledged. The executor and scheduler never touch it:
-    /// the caller calls the matching `record_*` method at each event site. A
-    /// cancellation request and its acknowledgement are separate counters.
+    /// Counts tasks submitted, started, completed, failed and rejected,
+    /// cancellation requested and acknowledged, polls, wakes, self-wakes and
+    /// stale wakes. It counts what it is given: a `record_*` method per
+    /// lifecycle event, or any event through [`record_event`](Self::record_event)
+    /// or as a [`Sink`](crate::Sink), so one event recorded into a tuple of
+    /// sinks reaches these counters and a trace at once. A cancellation
+    /// request and its acknowledgement are separate counters.
     ///
     /// # Guarantees
     ///
@@ -149,7 +211,7 @@ runtime_metrics! {
     /// Counters use `Relaxed` ordering: they are statistics, not
     /// synchronization, and seeing a count says nothing about the task data
     /// behind it. [`snapshot`](Self::snapshot) reads each counter atomically,
-    /// but not the six together, so a snapshot taken during updates may mix
+    /// but not all of them together, so a snapshot taken during updates may mix
     /// moments. No labels, timing or export.
     ///
     /// # Cost on 32-bit targets
@@ -182,7 +244,7 @@ runtime_metrics! {
 runtime_metrics! {
     /// [`RuntimeMetrics`] with 32-bit counters, for small targets.
     ///
-    /// The same six counters, contract and methods, but each counter is a
+    /// The same counters, contract and methods, but each counter is a
     /// `portable_atomic::AtomicU32` that saturates at `u32::MAX`
     /// (4,294,967,295 events). On `thumbv7m` and larger cores these are
     /// native atomics, so the program needs no 64-bit lock table; on
@@ -214,6 +276,11 @@ impl From<MetricsSnapshot32> for MetricsSnapshot {
             failed: narrow.failed.into(),
             cancellation_requested: narrow.cancellation_requested.into(),
             cancellation_acknowledged: narrow.cancellation_acknowledged.into(),
+            rejected: narrow.rejected.into(),
+            polls: narrow.polls.into(),
+            wakes: narrow.wakes.into(),
+            self_wakes: narrow.self_wakes.into(),
+            stale_wakes: narrow.stale_wakes.into(),
         }
     }
 }
@@ -246,6 +313,45 @@ mod tests {
                 failed: 1,
                 cancellation_requested: 2,
                 cancellation_acknowledged: 1,
+                ..MetricsSnapshot::default()
+            }
+        );
+    }
+
+    #[test]
+    fn every_event_kind_lands_in_its_counter() {
+        use crate::TraceEventKind as Kind;
+        let metrics = RuntimeMetrics::new();
+        for kind in [
+            Kind::Submitted,
+            Kind::Started,
+            Kind::Completed,
+            Kind::Failed,
+            Kind::CancellationRequested,
+            Kind::CancellationAcknowledged,
+            Kind::Rejected,
+            Kind::PollStarted,
+            Kind::PollEnded,
+            Kind::Woken,
+            Kind::SelfWoken,
+            Kind::StaleWake,
+        ] {
+            metrics.record_event(kind);
+        }
+        assert_eq!(
+            metrics.snapshot(),
+            MetricsSnapshot {
+                submitted: 1,
+                started: 1,
+                completed: 1,
+                failed: 1,
+                cancellation_requested: 1,
+                cancellation_acknowledged: 1,
+                rejected: 1,
+                polls: 1,
+                wakes: 2,
+                self_wakes: 1,
+                stale_wakes: 1,
             }
         );
     }

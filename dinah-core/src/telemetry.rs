@@ -1,6 +1,25 @@
-//! What telemetry is measured with: a [`Clock`] that firmware and hosts
-//! supply, and the fixed-bucket [`Log2Histogram`] that holds distributions
-//! (waits, run times, poll times) without allocating.
+//! What telemetry is made of: the [`Sink`] that every consumer of task
+//! events implements (metrics, the trace ring, defmt, and in `dinah-std` the
+//! trace buffer, the timeline recorder and `tracing`), a [`Clock`] that
+//! firmware and hosts supply, and the fixed-bucket [`Log2Histogram`] that
+//! holds distributions (waits, run times, poll times) without allocating.
+//!
+//! One event, recorded once, reaches every sink in a tuple:
+//!
+//! ```
+//! use dinah_core::{RuntimeMetrics, Sink, TaskId, TraceEvent, TraceEventKind, TraceRing};
+//!
+//! static METRICS: RuntimeMetrics = RuntimeMetrics::new();
+//! static TRACE: TraceRing<8> = TraceRing::new();
+//!
+//! let sinks = (&METRICS, &TRACE);
+//! let task = TaskId::new(1).unwrap();
+//! sinks.record(TraceEvent::stamped(task, TraceEventKind::Submitted, 10));
+//! sinks.record(TraceEvent::stamped(task, TraceEventKind::Rejected, 12));
+//!
+//! assert_eq!((METRICS.snapshot().submitted, METRICS.snapshot().rejected), (1, 1));
+//! assert_eq!(TRACE.drain()[1].at, 12);
+//! ```
 //!
 //! ```
 //! use dinah_core::Log2Histogram;
@@ -16,6 +35,94 @@
 //! assert_eq!(waits.quantile_upper_bound(1, 2), 3);
 //! ```
 #![forbid(unsafe_code)]
+
+use crate::{RuntimeMetrics, RuntimeMetrics32, TraceEvent, TraceRing};
+
+/// A consumer of task events: one [`TraceEvent`] vocabulary for metrics,
+/// traces, logs and timelines.
+///
+/// Every runtime part that emits events (the executors and pools of
+/// `dinah-std`, or firmware code) calls [`record`](Sink::record) once per
+/// event; a tuple of sinks fans the event out to each of them in order, and
+/// `()` is the sink that drops everything.
+///
+/// # What an implementation promises
+///
+/// `record` returns promptly, never blocks on anything but a short internal
+/// lock or critical section, never calls back into the runtime, and never
+/// panics on any event (a full store counts its refusal and drops the event).
+/// It may be called from any thread or interrupt handler the emitter runs
+/// on, hence `&self`.
+///
+/// # What it does not promise
+///
+/// No ordering across sinks beyond the call order, and no delivery beyond
+/// what the sink's storage holds.
+pub trait Sink {
+    /// Consumes one event.
+    fn record(&self, event: TraceEvent);
+}
+
+impl Sink for () {
+    #[inline(always)]
+    fn record(&self, _: TraceEvent) {}
+}
+
+impl<S: Sink + ?Sized> Sink for &S {
+    #[inline]
+    fn record(&self, event: TraceEvent) {
+        (**self).record(event);
+    }
+}
+
+impl<A: Sink, B: Sink> Sink for (A, B) {
+    #[inline]
+    fn record(&self, event: TraceEvent) {
+        self.0.record(event);
+        self.1.record(event);
+    }
+}
+
+impl<A: Sink, B: Sink, C: Sink> Sink for (A, B, C) {
+    #[inline]
+    fn record(&self, event: TraceEvent) {
+        self.0.record(event);
+        self.1.record(event);
+        self.2.record(event);
+    }
+}
+
+impl<A: Sink, B: Sink, C: Sink, D: Sink> Sink for (A, B, C, D) {
+    #[inline]
+    fn record(&self, event: TraceEvent) {
+        self.0.record(event);
+        self.1.record(event);
+        self.2.record(event);
+        self.3.record(event);
+    }
+}
+
+impl<const N: usize> Sink for TraceRing<N> {
+    /// Records the event; when the ring is full the event is dropped and
+    /// the ring counts the refusal ([`TraceRing::rejected`]).
+    fn record(&self, event: TraceEvent) {
+        let _ = TraceRing::record(self, event);
+    }
+}
+
+impl Sink for RuntimeMetrics {
+    /// Counts the event in its counter (see [`RuntimeMetrics::record_event`]).
+    fn record(&self, event: TraceEvent) {
+        self.record_event(event.kind);
+    }
+}
+
+impl Sink for RuntimeMetrics32 {
+    /// Counts the event in its counter (see [`RuntimeMetrics32::record_event`]).
+    fn record(&self, event: TraceEvent) {
+        self.record_event(event.kind);
+    }
+}
 
 /// A monotonic tick source: SysTick, a DWT cycle counter or a timer on
 /// firmware, `Instant` on a host.

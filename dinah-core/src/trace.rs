@@ -9,7 +9,15 @@ use heapless::{Deque, Vec};
 
 use crate::TaskId;
 
-/// What happened to a task.
+/// What happened to a task: the one vocabulary every telemetry sink
+/// consumes (see [`Sink`](crate::Sink)).
+///
+/// A task's events come in this order: `Submitted` (or `Rejected`, and
+/// nothing more), then `Started` once, then for an async task one or more
+/// `PollStarted`/`PollEnded` pairs with `Woken` or `SelfWoken` between
+/// them, and last `Completed`, `Failed` or `CancellationAcknowledged`.
+/// A pool job has no polls: its run is the span from `Started` to its end.
+/// `StaleWake` may come at any time after the end.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum TraceEventKind {
     /// The task was accepted for execution.
@@ -18,30 +26,54 @@ pub enum TraceEventKind {
     Started,
     /// The task returned successfully.
     Completed,
-    /// The task returned an error.
+    /// The task returned an error (or panicked).
     Failed,
     /// Cancellation of the task was requested (not yet acknowledged).
     CancellationRequested,
-    /// The task acknowledged cancellation.
+    /// The task acknowledged cancellation, or was dropped unfinished.
     CancellationAcknowledged,
+    /// A submission was refused at admission (a full queue, a shutdown);
+    /// the task never ran and was handed back to its submitter.
+    Rejected,
+    /// A wake made the task ready: it will be polled. Wakes that coalesce
+    /// into one already pending are not events.
+    Woken,
+    /// Like `Woken`, but the task woke itself during its own poll.
+    SelfWoken,
+    /// A wake arrived after the task was over and was ignored.
+    StaleWake,
+    /// A poll of the task began.
+    PollStarted,
+    /// That poll returned (whether or not the task finished).
+    PollEnded,
 }
 
-/// One recorded lifecycle event: which task, and what happened to it.
+/// One recorded event: which task, what happened to it, and when.
 ///
-/// No timestamp: a binary that needs one records it alongside.
+/// `at` is in ticks of the recorder's [`Clock`](crate::Clock) (nanoseconds
+/// with `dinah_std::StdClock`); it is 0 when nothing stamped the event, and
+/// only differences between stamps of one clock mean anything.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct TraceEvent {
     /// The task the event is about.
     pub task: TaskId,
     /// What happened.
     pub kind: TraceEventKind,
+    /// When, in clock ticks; 0 when unstamped.
+    pub at: u64,
 }
 
 impl TraceEvent {
-    /// An event of `kind` for `task`.
+    /// An unstamped event of `kind` for `task` (`at` is 0).
     #[must_use]
     pub const fn new(task: TaskId, kind: TraceEventKind) -> Self {
-        Self { task, kind }
+        Self { task, kind, at: 0 }
+    }
+
+    /// An event of `kind` for `task` at tick `at`.
+    #[must_use]
+    pub const fn stamped(task: TaskId, kind: TraceEventKind, at: u64) -> Self {
+        Self { task, kind, at }
     }
 }
 
@@ -94,8 +126,8 @@ struct Ring<const N: usize> {
 /// # What it does not promise
 ///
 /// No order between events recorded concurrently from different contexts
-/// beyond the order the critical section admitted them. No timestamps, spans
-/// or export. The executor and scheduler never record into it.
+/// beyond the order the critical section admitted them. It keeps the stamps
+/// it is given and takes none itself; it exports nothing.
 ///
 /// # Binary requirements
 ///

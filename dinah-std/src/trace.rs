@@ -2,7 +2,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::num::NonZeroUsize;
 
-use dinah_core::{TraceEvent, TraceRecordError};
+use dinah_core::{Sink, TraceEvent, TraceRecordError};
 
 use crate::CapacityError;
 use crate::queue::reserve;
@@ -24,8 +24,9 @@ struct Log {
 /// # What it does not promise
 ///
 /// No order between events from different threads beyond the order the
-/// internal lock admitted them. No timestamps, spans or export; the scheduler
-/// never records into it. Every method takes one short internal lock that
+/// internal lock admitted them. It keeps the stamps it is given and takes
+/// none itself; for a timeline with threads and spans use
+/// [`Recorder`](crate::Recorder). Every method takes one short internal lock that
 /// never runs user code.
 ///
 /// ```
@@ -43,6 +44,14 @@ struct Log {
 pub struct TraceBuffer {
     log: Mutex<Log>,
     capacity: NonZeroUsize,
+}
+
+impl Sink for TraceBuffer {
+    /// Records the event; when the buffer is full the event is dropped and
+    /// the buffer counts the refusal ([`TraceBuffer::rejected`]).
+    fn record(&self, event: TraceEvent) {
+        let _ = TraceBuffer::record(self, event);
+    }
 }
 
 impl TraceBuffer {

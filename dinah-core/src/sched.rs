@@ -452,6 +452,13 @@ impl WakeStack {
         self.head.load(Ordering::Acquire) != 0
     }
 
+    /// Which cell is being polled (`index + 1`), or `0` for none.
+    #[inline(always)]
+    #[must_use]
+    pub fn polling(&self) -> u32 {
+        self.polling.load(Ordering::Relaxed)
+    }
+
     /// Records which cell is being polled (`index + 1`), or none (`0`), so
     /// that wakes can say whether they came during a poll. Consumer only.
     #[inline(always)]

@@ -40,14 +40,15 @@ mod queue;
 mod scheduler;
 mod shared;
 mod sync;
+mod telemetry;
 mod trace;
 mod unwind;
 
 pub use cancel::CancellationHandle;
 pub use clock::StdClock;
 pub use executor::{
-    ExecutorConfig, JoinFailure, JoinHandle, LocalExecutor, LocalSpawner, ShutdownReport, Spawner,
-    TrySpawnError,
+    ExecutorConfig, ExecutorMonitor, JoinFailure, JoinHandle, LocalExecutor, LocalSpawner,
+    ShutdownReport, Spawner, TrySpawnError,
 };
 pub use pool::{
     AdmissionBound, BlockingConfig, BlockingPool, JoinError, PoolError, PoolReport, PoolStats,
@@ -57,6 +58,12 @@ pub use pool::{
 pub use queue::{BoundedQueue, CapacityError};
 pub use scheduler::{ParallelError, SchedulerExt};
 pub use shared::{Shared, SynchronizationError};
+#[cfg(feature = "tracing")]
+pub use telemetry::TracingSink;
+pub use telemetry::{
+    Cause, ChromeTraceError, ExecutorFigures, ManualClock, Micros, PoolFigures, Recorder,
+    SourceSink, TaskFigures, TaskPhase, TelemetryConfig, Thresholds, Verdict,
+};
 pub use trace::TraceBuffer;
 
 #[cfg(loom)]

@@ -47,3 +47,12 @@ pub(crate) fn wait_timeout<'a, T>(
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     (guard, result.timed_out())
 }
+
+/// Locks a plain `std` mutex, ignoring poison: for telemetry's locks, which
+/// guard statistics rather than any protocol loom checks, and never run
+/// user code while held.
+pub(crate) fn lock_std<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -9,7 +9,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use dinah_core::{TaskFailureKind, TaskOutput};
+use dinah_core::{TaskFailureKind, TaskId, TaskOutput};
 
 use super::shared::Header;
 use crate::sync::{AtomicBool, Mutex, Ordering, lock};
@@ -178,14 +178,16 @@ struct State<V, E> {
 
 /// What a task and its handle share.
 pub(crate) struct Join<V, E> {
+    id: TaskId,
     state: Mutex<State<V, E>>,
     /// The handle was dropped: nobody will read the outcome.
     detached: AtomicBool,
 }
 
 impl<V, E> Join<V, E> {
-    pub(crate) fn new(target: Option<(Arc<Header>, u32)>) -> Arc<Self> {
+    pub(crate) fn new(id: TaskId, target: Option<(Arc<Header>, u32)>) -> Arc<Self> {
         Arc::new(Self {
+            id,
             state: Mutex::new(State {
                 outcome: Outcome::Running,
                 waker: None,
@@ -266,6 +268,13 @@ pub struct JoinHandle<V, E> {
 impl<V, E> JoinHandle<V, E> {
     pub(crate) fn new(join: Arc<Join<V, E>>) -> Self {
         Self { join }
+    }
+
+    /// The task's id: unique within its executor, counting from 1 in
+    /// spawn order (refused spawns use ids too). Telemetry names tasks by it.
+    #[must_use]
+    pub fn id(&self) -> TaskId {
+        self.join.id
     }
 
     /// Requests cancellation. A task that has not finished never runs again:

@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 mod join;
+mod probe;
 mod shared;
 
 use std::cell::{Cell, RefCell};
@@ -20,13 +21,17 @@ use dinah_core::TickReport;
 use dinah_core::sched::{Life, Step, TickTally, WakeStack};
 
 pub use join::{JoinFailure, JoinHandle};
+pub use probe::ExecutorMonitor;
 pub use shared::Spawner;
 
+use dinah_core::{TaskId, TraceEventKind};
 use join::{Abort, AbortNote, Join, wrap};
+use probe::{ExecProbe, TaskProbe};
 use shared::{BoxedTask, Header, RunningHere, Shared};
 
 use crate::CapacityError;
 use crate::sync::{current, park};
+use crate::telemetry::TelemetryConfig;
 use crate::unwind::panic_text;
 
 /// The cell index of the future `block_on` drives; task indices stay below.
@@ -123,6 +128,8 @@ struct Place<'a> {
     task: RefCell<Option<BoxedTask<'a>>>,
     /// Where a panicking task's resolver leaves its join.
     note: Rc<AbortNote<'a>>,
+    /// The slot's telemetry (its header's), when kept.
+    probe: Option<Arc<TaskProbe>>,
 }
 
 type TaskPlace<'a> = Rc<Place<'a>>;
@@ -140,6 +147,7 @@ impl Slot<'_> {
                 waker: Waker::from(Arc::clone(&header)),
                 task: RefCell::new(None),
                 note: Rc::new(AbortNote::new()),
+                probe: header.probe.clone(),
             }),
             header,
         }
@@ -193,12 +201,21 @@ impl Drop for MainGuard<'_, '_> {
 }
 
 impl<'a> Inner<'a> {
-    fn new(config: ExecutorConfig) -> Result<Self, CapacityError> {
+    fn new(
+        config: ExecutorConfig,
+        telemetry: Option<TelemetryConfig>,
+    ) -> Result<Self, CapacityError> {
         if config.ingress_capacity == 0 || config.max_tasks == Some(0) {
             return Err(CapacityError::Zero);
         }
         let (_, items) = crate::queue::reserve(config.ingress_capacity)?;
-        let shared = Arc::new(Shared::new(current(), config.ingress_capacity, items));
+        let probe = telemetry.map(|telemetry| Box::new(ExecProbe::new(telemetry)));
+        let shared = Arc::new(Shared::new(
+            current(),
+            config.ingress_capacity,
+            items,
+            probe,
+        ));
         let main = Header::new(MAIN, &shared);
         Ok(Self {
             main_waker: Waker::from(Arc::clone(&main)),
@@ -236,21 +253,32 @@ impl<'a> Inner<'a> {
         V: 'a,
         E: 'a,
     {
-        if self.closed.get() {
-            return Err(TrySpawnError::Shutdown(future));
+        let id = self.shared.next_id();
+        let closed = self.closed.get();
+        if closed || self.live.get() >= self.max_tasks {
+            if let Some(probe) = &self.shared.probe {
+                probe.rejected(id, !closed);
+            }
+            return Err(if closed {
+                TrySpawnError::Shutdown(future)
+            } else {
+                TrySpawnError::Full(future)
+            });
         }
-        if self.live.get() >= self.max_tasks {
-            return Err(TrySpawnError::Full(future));
-        }
-        let (index, header, generation, note) = self.claim_slot();
-        let join = Join::new(Some((header, generation)));
+        let at = self
+            .shared
+            .probe
+            .as_ref()
+            .map_or(0, |probe| probe.submitted(id));
+        let (index, header, generation, note) = self.claim_slot(id, at);
+        let join = Join::new(id, Some((header, generation)));
         self.install(index, Box::pin(wrap(future, Arc::clone(&join), note)));
         Ok(JoinHandle::new(join))
     }
 
     /// Takes a free slot (or adds one), starts a new task in its cell (which
     /// queues it) and returns its index, header, generation and abort note.
-    fn claim_slot(&self) -> (u32, Arc<Header>, u32, Rc<AbortNote<'a>>) {
+    fn claim_slot(&self, id: TaskId, at: u64) -> (u32, Arc<Header>, u32, Rc<AbortNote<'a>>) {
         let mut slots = self.slots.borrow_mut();
         let index = match self.free.borrow_mut().pop() {
             Some(index) => index,
@@ -266,7 +294,13 @@ impl<'a> Inner<'a> {
         // with its old task; this task gets a new one. A stale wake through
         // the old one finds its task over.
         if Arc::strong_count(&slot.header) > 2 {
+            if let (Some(probe), Some(old)) = (&self.shared.probe, &slot.header.probe) {
+                probe.forget(old);
+            }
             *slot = Slot::new(index, &self.shared);
+        }
+        if let (Some(probe), Some(task)) = (&self.shared.probe, &slot.header.probe) {
+            probe.installed(task, id, at);
         }
         // Spawning happens on the executor's thread (it is `!Send`).
         let generation = WakeStack::begin(&slot.header.cell);
@@ -291,7 +325,8 @@ impl<'a> Inner<'a> {
         }
         let room = self.max_tasks - self.live.get();
         for submission in self.shared.take_pending(room) {
-            let (index, header, generation, note) = self.claim_slot();
+            let (index, header, generation, note) =
+                self.claim_slot(submission.id(), submission.submitted_at());
             let (future, join) = submission.admit(note);
             join.attach(&header, generation);
             self.install(index, future);
@@ -386,10 +421,35 @@ impl<'a> Inner<'a> {
                     // (its resolver finds no panic note).
                     let task = place.task.borrow_mut().take();
                     drop(task);
+                    if let (Some(probe), Some(slot)) = (&self.shared.probe, &place.probe) {
+                        probe.cancelled(slot);
+                    }
                     self.end(index, Life::Cancelled);
                 }
-                Step::Poll { .. } => {
-                    if let Some(ended) = self.poll_in_place(index, &place) {
+                Step::Poll { first, .. } => {
+                    let watched = match (&self.shared.probe, &place.probe) {
+                        (Some(probe), Some(slot)) => {
+                            Some((probe, slot, probe.poll_started(slot, first)))
+                        }
+                        _ => None,
+                    };
+                    let ended = self.poll_in_place(index, &place);
+                    if let Some((probe, slot, start)) = watched {
+                        let queued = self.slots.borrow()[index as usize]
+                            .header
+                            .cell
+                            .word()
+                            .is_queued();
+                        let kind = ended.map(|life| {
+                            if life == Life::Completed {
+                                TraceEventKind::Completed
+                            } else {
+                                TraceEventKind::Failed
+                            }
+                        });
+                        probe.poll_ended(slot, start, queued, kind);
+                    }
+                    if let Some(ended) = ended {
                         tally.ended(ended == Life::Completed);
                         self.end(index, ended);
                     }
@@ -484,6 +544,11 @@ impl<'a> Inner<'a> {
         self.closed.set(true);
         let submissions = self.shared.close();
         let cancelled_submissions = submissions.len();
+        if let Some(probe) = &self.shared.probe {
+            for submission in &submissions {
+                probe.dropped(submission.id());
+            }
+        }
         // Each submission drops its future, then resolves its handle.
         drop(submissions);
         let tasks: Vec<BoxedTask<'a>> = {
@@ -493,6 +558,9 @@ impl<'a> Inner<'a> {
                 .filter_map(|slot| {
                     let task = slot.task.task.borrow_mut().take()?;
                     slot.header.cell.set_life(Life::Cancelled);
+                    if let (Some(probe), Some(slot)) = (&self.shared.probe, &slot.task.probe) {
+                        probe.cancelled(slot);
+                    }
                     Some(task)
                 })
                 .collect()
@@ -615,8 +683,39 @@ impl<'a> LocalExecutor<'a> {
     /// [`CapacityError::Allocation`] when the ingress cannot be reserved.
     pub fn with_config(config: ExecutorConfig) -> Result<Self, CapacityError> {
         Ok(Self {
-            inner: Rc::new(Inner::new(config)?),
+            inner: Rc::new(Inner::new(config, None)?),
         })
+    }
+
+    /// An executor sized by `config` that measures itself as `telemetry`
+    /// says: per-task and executor figures, events to the configured sink,
+    /// and a [`monitor`](Self::monitor) that diagnoses stalls from any
+    /// thread.
+    ///
+    /// Without telemetry (every other constructor) the executor reads no
+    /// clock, keeps no figures and emits nothing.
+    ///
+    /// # Errors
+    ///
+    /// As [`with_config`](Self::with_config).
+    pub fn with_telemetry(
+        config: ExecutorConfig,
+        telemetry: TelemetryConfig,
+    ) -> Result<Self, CapacityError> {
+        Ok(Self {
+            inner: Rc::new(Inner::new(config, Some(telemetry))?),
+        })
+    }
+
+    /// A `Send + Sync` handle that reads this executor's figures and
+    /// diagnoses it from any thread; `None` without telemetry.
+    #[must_use]
+    pub fn monitor(&self) -> Option<ExecutorMonitor> {
+        self.inner
+            .shared
+            .probe
+            .is_some()
+            .then(|| ExecutorMonitor::new(Arc::clone(&self.inner.shared)))
     }
 
     /// Adds a task, first polled in the next tick. `F` may borrow anything

@@ -11,11 +11,12 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::task::Wake;
 
-use dinah_core::TaskOutput;
 use dinah_core::sched::{Link32, TaskCell, WakeStack};
+use dinah_core::{TaskId, TaskOutput};
 
 use super::TrySpawnError;
 use super::join::{AbortNote, Join, JoinHandle, Resolve, wrap};
+use super::probe::{ExecProbe, TaskProbe};
 use crate::sync::{AtomicBool, Mutex, Ordering, Thread, lock};
 
 /// This thread's running executor, if any, and its local ready list.
@@ -119,6 +120,8 @@ pub(crate) type BoxedTask<'a> = Pin<Box<dyn Future<Output = bool> + 'a>>;
 pub(crate) struct Header {
     pub(crate) cell: TaskCell<Link32>,
     shared: Arc<Shared>,
+    /// The slot's telemetry, when the executor keeps any.
+    pub(crate) probe: Option<Arc<TaskProbe>>,
 }
 
 impl Header {
@@ -126,6 +129,7 @@ impl Header {
         Arc::new(Self {
             cell: TaskCell::new(Link32::new(index)),
             shared: Arc::clone(shared),
+            probe: shared.probe.as_ref().map(|probe| probe.slot()),
         })
     }
 
@@ -150,7 +154,15 @@ impl Wake for Header {
     /// stack, then unparking the executor's thread. Never polls, never locks.
     fn wake_by_ref(self: &Arc<Self>) {
         let shared = &self.shared;
-        if let Ok(true) = shared.stack.mark(&self.cell)
+        let marked = shared.stack.mark(&self.cell);
+        if let (Some(probe), Some(slot)) = (&shared.probe, &self.probe) {
+            match marked {
+                Ok(true) => probe.woken(slot, shared.stack.polling() == self.cell.index() + 1),
+                Ok(false) => {}
+                Err(_) => probe.stale(slot),
+            }
+        }
+        if let Ok(true) = marked
             && queue_here(shared, self.cell.index()).is_err()
         {
             shared.stack.push(&self.cell);
@@ -161,6 +173,11 @@ impl Wake for Header {
 
 /// A future submitted through the ingress, with its join, not yet taken in.
 pub(crate) trait Submission: Send {
+    /// The task's id.
+    fn id(&self) -> TaskId;
+    /// When it was submitted, in the telemetry clock's nanoseconds (0
+    /// without telemetry).
+    fn submitted_at(&self) -> u64;
     /// Hands the future (wrapped) and its join to the executor.
     /// `note` is the slot's abort note, for the task's resolver.
     fn admit<'a>(
@@ -172,6 +189,8 @@ pub(crate) trait Submission: Send {
 struct Remote<F, V, E> {
     future: Option<F>,
     join: Arc<Join<V, E>>,
+    id: TaskId,
+    submitted_at: u64,
 }
 
 impl<F, V, E> Submission for Remote<F, V, E>
@@ -181,6 +200,14 @@ where
     V: Send + 'static,
     E: Send + 'static,
 {
+    fn id(&self) -> TaskId {
+        self.id
+    }
+
+    fn submitted_at(&self) -> u64 {
+        self.submitted_at
+    }
+
     fn admit<'a>(
         mut self: Box<Self>,
         note: Rc<AbortNote<'a>>,
@@ -216,6 +243,10 @@ pub(crate) struct Shared {
     /// Something waits in the ingress.
     pending: AtomicBool,
     capacity: usize,
+    /// The next task id (a statistic's counter, outside loom's models).
+    next_task: std::sync::atomic::AtomicU64,
+    /// The executor's telemetry, if it keeps any.
+    pub(crate) probe: Option<Box<ExecProbe>>,
 }
 
 impl Shared {
@@ -224,6 +255,7 @@ impl Shared {
         thread: Thread,
         capacity: usize,
         items: VecDeque<Box<dyn Submission>>,
+        probe: Option<Box<ExecProbe>>,
     ) -> Self {
         Self {
             stack: WakeStack::new(),
@@ -231,7 +263,22 @@ impl Shared {
             capacity,
             ingress: Mutex::new(Ingress { items, open: true }),
             pending: AtomicBool::new(false),
+            next_task: std::sync::atomic::AtomicU64::new(1),
+            probe,
         }
+    }
+
+    /// A new task id.
+    pub(crate) fn next_id(&self) -> TaskId {
+        let n = self
+            .next_task
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        TaskId::new(n).unwrap_or(TaskId::MAX)
+    }
+
+    /// Submissions waiting in the ingress, and its capacity.
+    pub(crate) fn ingress_fill(&self) -> (usize, usize) {
+        (lock(&self.ingress).items.len(), self.capacity)
     }
 
     fn address(&self) -> usize {
@@ -287,17 +334,27 @@ impl Shared {
         E: Send + 'static,
     {
         {
+            let id = self.next_id();
             let mut ingress = lock(&self.ingress);
-            if !ingress.open {
-                return Err(TrySpawnError::Shutdown(future));
+            let open = ingress.open;
+            if !open || ingress.items.len() >= self.capacity {
+                drop(ingress);
+                if let Some(probe) = &self.probe {
+                    probe.rejected(id, open);
+                }
+                return Err(if open {
+                    TrySpawnError::Full(future)
+                } else {
+                    TrySpawnError::Shutdown(future)
+                });
             }
-            if ingress.items.len() >= self.capacity {
-                return Err(TrySpawnError::Full(future));
-            }
-            let join = Join::new(None);
+            let submitted_at = self.probe.as_ref().map_or(0, |probe| probe.submitted(id));
+            let join = Join::new(id, None);
             ingress.items.push_back(Box::new(Remote {
                 future: Some(future),
                 join: Arc::clone(&join),
+                id,
+                submitted_at,
             }));
             self.pending.store(true, Ordering::Release);
             drop(ingress);

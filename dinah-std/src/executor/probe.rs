@@ -1,0 +1,443 @@
+//! The executor's telemetry: one [`TaskProbe`] per slot (atomics any thread
+//! may read), the executor-wide [`ExecProbe`], and the [`ExecutorMonitor`]
+//! that reads them from any thread.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use dinah_core::{TaskId, TraceEventKind};
+
+use super::shared::Shared;
+use crate::sync::lock_std;
+use crate::telemetry::{
+    ExecutorFigures, Probe, Stamp, TaskFigures, TaskPhase, TelemetryConfig, Thresholds, Verdict,
+    micros,
+};
+
+/// One slot's figures. Reset when a new task takes the slot.
+pub(crate) struct TaskProbe {
+    /// The live task's id, or 0.
+    task: AtomicU64,
+    /// Since when it has been ready (spawned or woken), if it is.
+    ready: Stamp,
+    /// Since when it has been pending after a poll with no wake, if it is.
+    waiting: Stamp,
+    /// When it was submitted, for its first-poll delay.
+    spawned: Stamp,
+    polls: AtomicU64,
+    wakes: AtomicU64,
+    self_wakes: AtomicU64,
+    busy: AtomicU64,
+    longest: AtomicU64,
+}
+
+impl TaskProbe {
+    fn new() -> Self {
+        Self {
+            task: AtomicU64::new(0),
+            ready: Stamp::new(),
+            waiting: Stamp::new(),
+            spawned: Stamp::new(),
+            polls: AtomicU64::new(0),
+            wakes: AtomicU64::new(0),
+            self_wakes: AtomicU64::new(0),
+            busy: AtomicU64::new(0),
+            longest: AtomicU64::new(0),
+        }
+    }
+
+    fn id(&self) -> Option<TaskId> {
+        TaskId::new(self.task.load(Ordering::Relaxed)).ok()
+    }
+}
+
+fn add(counter: &AtomicU64, by: u64) {
+    counter.fetch_add(by, Ordering::Relaxed);
+}
+
+/// The executor-wide telemetry.
+pub(crate) struct ExecProbe {
+    probe: Probe,
+    /// The poll running now: its start and task.
+    polling: Stamp,
+    polling_task: AtomicU64,
+    /// Every slot's probe, for the monitor.
+    slots: Mutex<Vec<Arc<TaskProbe>>>,
+    hist: Mutex<ExecutorFigures>,
+    spawned: AtomicU64,
+    rejected: AtomicU64,
+    rejected_full: AtomicU64,
+    last_full: Stamp,
+    polls: AtomicU64,
+    long_polls: AtomicU64,
+    wakes: AtomicU64,
+    self_wakes: AtomicU64,
+    stale_wakes: AtomicU64,
+}
+
+impl ExecProbe {
+    pub(crate) fn new(config: TelemetryConfig) -> Self {
+        Self {
+            probe: Probe::new(config),
+            polling: Stamp::new(),
+            polling_task: AtomicU64::new(0),
+            slots: Mutex::new(Vec::new()),
+            hist: Mutex::new(ExecutorFigures::default()),
+            spawned: AtomicU64::new(0),
+            rejected: AtomicU64::new(0),
+            rejected_full: AtomicU64::new(0),
+            last_full: Stamp::new(),
+            polls: AtomicU64::new(0),
+            long_polls: AtomicU64::new(0),
+            wakes: AtomicU64::new(0),
+            self_wakes: AtomicU64::new(0),
+            stale_wakes: AtomicU64::new(0),
+        }
+    }
+
+    /// A probe for a new slot.
+    pub(crate) fn slot(&self) -> Arc<TaskProbe> {
+        let slot = Arc::new(TaskProbe::new());
+        lock_std(&self.slots).push(Arc::clone(&slot));
+        slot
+    }
+
+    /// Forgets a slot whose header was replaced.
+    pub(crate) fn forget(&self, slot: &Arc<TaskProbe>) {
+        lock_std(&self.slots).retain(|s| !Arc::ptr_eq(s, slot));
+    }
+
+    /// A submission was accepted (stamped now); returns the stamp.
+    pub(crate) fn submitted(&self, task: TaskId) -> u64 {
+        let now = self.probe.now();
+        add(&self.spawned, 1);
+        self.probe.emit(task, TraceEventKind::Submitted, now);
+        now
+    }
+
+    /// A spawn or submission was refused.
+    pub(crate) fn rejected(&self, task: TaskId, full: bool) {
+        let now = self.probe.now();
+        add(&self.rejected, 1);
+        if full {
+            add(&self.rejected_full, 1);
+            self.last_full.set(now);
+        }
+        self.probe.emit(task, TraceEventKind::Rejected, now);
+    }
+
+    /// Task `task`, submitted at `at`, takes `slot` and is queued.
+    pub(crate) fn installed(&self, slot: &TaskProbe, task: TaskId, at: u64) {
+        for counter in [
+            &slot.polls,
+            &slot.wakes,
+            &slot.self_wakes,
+            &slot.busy,
+            &slot.longest,
+        ] {
+            counter.store(0, Ordering::Relaxed);
+        }
+        slot.waiting.clear();
+        slot.spawned.set(at);
+        slot.ready.set(at);
+        slot.task.store(task.get(), Ordering::Relaxed);
+    }
+
+    /// A wake queued the slot's task (any thread).
+    pub(crate) fn woken(&self, slot: &TaskProbe, self_wake: bool) {
+        let now = self.probe.now();
+        slot.ready.set_if_unset(now);
+        slot.waiting.clear();
+        add(&slot.wakes, 1);
+        add(&self.wakes, 1);
+        if self_wake {
+            add(&slot.self_wakes, 1);
+            add(&self.self_wakes, 1);
+        }
+        if let Some(task) = slot.id() {
+            let kind = if self_wake {
+                TraceEventKind::SelfWoken
+            } else {
+                TraceEventKind::Woken
+            };
+            self.probe.emit(task, kind, now);
+        }
+    }
+
+    /// A wake found the slot's task over (any thread).
+    pub(crate) fn stale(&self, slot: &TaskProbe) {
+        add(&self.stale_wakes, 1);
+        if let Some(task) = slot.id() {
+            self.probe
+                .emit(task, TraceEventKind::StaleWake, self.probe.now());
+        }
+    }
+
+    /// A poll of the slot's task begins; returns its start.
+    pub(crate) fn poll_started(&self, slot: &TaskProbe, first: bool) -> u64 {
+        let now = self.probe.now();
+        let ready = slot.ready.take();
+        slot.waiting.clear();
+        let task = slot.id();
+        {
+            let mut hist = lock_std(&self.hist);
+            if first {
+                let spawned = slot.spawned.get().unwrap_or(now);
+                hist.first_poll_delay
+                    .record(micros(now.saturating_sub(spawned)));
+            } else if let Some(ready) = ready {
+                hist.wake_to_poll.record(micros(now.saturating_sub(ready)));
+            }
+        }
+        self.polling_task
+            .store(task.map_or(0, TaskId::get), Ordering::Relaxed);
+        self.polling.set(now);
+        if let Some(task) = task {
+            if first {
+                self.probe.emit(task, TraceEventKind::Started, now);
+            }
+            self.probe.emit(task, TraceEventKind::PollStarted, now);
+        }
+        now
+    }
+
+    /// The poll that began at `start` returned. `queued`: the task was
+    /// woken meanwhile. `ended`: it finished, and how.
+    pub(crate) fn poll_ended(
+        &self,
+        slot: &TaskProbe,
+        start: u64,
+        queued: bool,
+        ended: Option<TraceEventKind>,
+    ) {
+        let now = self.probe.now();
+        let took = now.saturating_sub(start);
+        self.polling.clear();
+        self.polling_task.store(0, Ordering::Relaxed);
+        add(&self.polls, 1);
+        add(&slot.polls, 1);
+        add(&slot.busy, took);
+        slot.longest.fetch_max(took, Ordering::Relaxed);
+        if self.probe.is_long(took) {
+            add(&self.long_polls, 1);
+        }
+        lock_std(&self.hist).poll_time.record(micros(took));
+        let task = slot.id();
+        if let Some(task) = task {
+            self.probe.emit(task, TraceEventKind::PollEnded, now);
+        }
+        match ended {
+            Some(kind) => {
+                if let Some(task) = task {
+                    self.probe.emit(task, kind, now);
+                }
+                self.clear(slot);
+            }
+            None if queued => slot.ready.set_if_unset(now),
+            None => slot.waiting.set(now),
+        }
+    }
+
+    /// The slot's task was dropped unfinished (cancelled, or shut down).
+    pub(crate) fn cancelled(&self, slot: &TaskProbe) {
+        if let Some(task) = slot.id() {
+            self.probe.emit(
+                task,
+                TraceEventKind::CancellationAcknowledged,
+                self.probe.now(),
+            );
+        }
+        self.clear(slot);
+    }
+
+    /// A submission that never reached a slot was dropped at shutdown.
+    pub(crate) fn dropped(&self, task: TaskId) {
+        self.probe.emit(
+            task,
+            TraceEventKind::CancellationAcknowledged,
+            self.probe.now(),
+        );
+    }
+
+    fn clear(&self, slot: &TaskProbe) {
+        slot.ready.clear();
+        slot.waiting.clear();
+        slot.task.store(0, Ordering::Relaxed);
+    }
+
+    fn figures(&self) -> ExecutorFigures {
+        let mut figures = lock_std(&self.hist).clone();
+        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        figures.spawned = load(&self.spawned);
+        figures.rejected = load(&self.rejected);
+        figures.polls = load(&self.polls);
+        figures.long_polls = load(&self.long_polls);
+        figures.wakes = load(&self.wakes);
+        figures.self_wakes = load(&self.self_wakes);
+        figures.stale_wakes = load(&self.stale_wakes);
+        figures
+    }
+
+    fn tasks(&self) -> Vec<TaskFigures> {
+        let now = self.probe.now();
+        let polling = self.polling_task.load(Ordering::Relaxed);
+        let since = |at: u64| micros(now.saturating_sub(at));
+        let slots = lock_std(&self.slots);
+        let mut tasks: Vec<TaskFigures> = slots
+            .iter()
+            .filter_map(|slot| {
+                let task = slot.id()?;
+                let phase = if polling == task.get()
+                    && let Some(start) = self.polling.get()
+                {
+                    TaskPhase::Polling {
+                        for_micros: since(start),
+                    }
+                } else if let Some(ready) = slot.ready.get() {
+                    TaskPhase::Ready {
+                        for_micros: since(ready),
+                    }
+                } else {
+                    TaskPhase::Waiting {
+                        for_micros: slot.waiting.get().map_or(0, since),
+                    }
+                };
+                let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+                Some(TaskFigures {
+                    task,
+                    polls: load(&slot.polls),
+                    wakes: load(&slot.wakes),
+                    self_wakes: load(&slot.self_wakes),
+                    busy_micros: micros(load(&slot.busy)),
+                    longest_poll_micros: micros(load(&slot.longest)),
+                    phase,
+                })
+            })
+            .collect();
+        tasks.sort_by_key(|t| t.task);
+        tasks
+    }
+
+    fn diagnose(&self, thresholds: &Thresholds, ingress: (usize, usize)) -> Vec<Verdict> {
+        let now = self.probe.now();
+        let age = |at: u64| now.saturating_sub(at);
+        let over = |at: u64, limit: Duration| age(at) > Thresholds::nanos(limit);
+        let blocked = self
+            .polling
+            .get()
+            .filter(|&start| over(start, thresholds.blocked))
+            .and_then(|start| {
+                let task = TaskId::new(self.polling_task.load(Ordering::Relaxed)).ok()?;
+                Some((task, start))
+            });
+        let mut verdicts = Vec::new();
+        let mut ready: Vec<(u64, TaskId)> = Vec::new();
+        for slot in lock_std(&self.slots).iter() {
+            let Some(task) = slot.id() else { continue };
+            if let Some(at) = slot.ready.get() {
+                if over(at, thresholds.ready_delay) {
+                    ready.push((at, task));
+                }
+            } else if let Some(at) = slot.waiting.get()
+                && over(at, thresholds.no_wake)
+                && blocked.is_none_or(|(busy, _)| busy != task)
+            {
+                verdicts.push(Verdict::NoWake {
+                    task,
+                    waiting: Duration::from_nanos(age(at)),
+                    polls: slot.polls.load(Ordering::Relaxed),
+                });
+            }
+        }
+        ready.sort();
+        if let Some((task, start)) = blocked {
+            verdicts.push(Verdict::WorkerBlocked {
+                task,
+                worker: None,
+                running_for: Duration::from_nanos(age(start)),
+                ready_behind: ready.len(),
+            });
+        } else if let Some(&(at, task)) = ready.first() {
+            verdicts.push(Verdict::ReadyButDelayed {
+                task,
+                ready_for: Duration::from_nanos(age(at)),
+                ready_tasks: ready.len(),
+            });
+        }
+        if let Some(at) = self.last_full.get()
+            && !over(at, thresholds.admission_window)
+        {
+            verdicts.push(Verdict::AdmissionFull {
+                rejected_full: self.rejected_full.load(Ordering::Relaxed),
+                since_last: Duration::from_nanos(age(at)),
+                queued: ingress.0,
+                capacity: ingress.1,
+            });
+        }
+        verdicts
+    }
+}
+
+/// Reads a [`LocalExecutor`](crate::LocalExecutor)'s telemetry from any
+/// thread: its figures, its tasks, and a diagnosis. `Send + Sync + Clone`.
+///
+/// Everything it reads is a snapshot of atomics and short locks the
+/// executor holds only between polls: it never waits for a poll to end, so
+/// it sees a poll that never returns.
+#[derive(Clone)]
+pub struct ExecutorMonitor {
+    shared: Arc<Shared>,
+}
+
+impl ExecutorMonitor {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        Self { shared }
+    }
+
+    fn probe(&self) -> &ExecProbe {
+        self.shared
+            .probe
+            .as_deref()
+            .expect("a monitor exists only for an executor with telemetry")
+    }
+
+    /// What the executor has measured since it was built.
+    #[must_use]
+    pub fn figures(&self) -> ExecutorFigures {
+        self.probe().figures()
+    }
+
+    /// Every live task's figures, by task id.
+    #[must_use]
+    pub fn tasks(&self) -> Vec<TaskFigures> {
+        self.probe().tasks()
+    }
+
+    /// One [`Verdict`] for each thing not progressing, judged against
+    /// `thresholds`; empty when every task progresses:
+    ///
+    /// - [`WorkerBlocked`](Verdict::WorkerBlocked) for a poll running longer
+    ///   than `blocked` (the tasks ready behind it are counted in it);
+    /// - otherwise [`ReadyButDelayed`](Verdict::ReadyButDelayed) when tasks
+    ///   have been ready longer than `ready_delay`;
+    /// - [`NoWake`](Verdict::NoWake) for each task pending, not ready and not
+    ///   woken for longer than `no_wake`;
+    /// - [`AdmissionFull`](Verdict::AdmissionFull) when the spawner ingress
+    ///   (or the live-task cap) refused a submission within
+    ///   `admission_window`.
+    ///
+    /// `block_on`'s own future is not a task: its polls are not stamped.
+    #[must_use]
+    pub fn diagnose(&self, thresholds: &Thresholds) -> Vec<Verdict> {
+        self.probe()
+            .diagnose(thresholds, self.shared.ingress_fill())
+    }
+}
+
+impl fmt::Debug for ExecutorMonitor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExecutorMonitor").finish_non_exhaustive()
+    }
+}

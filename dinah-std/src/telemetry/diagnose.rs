@@ -1,0 +1,207 @@
+//! The stall diagnosis: [`Thresholds`] in, one [`Verdict`] with its evidence
+//! out for each task or pool that is not progressing.
+
+use std::fmt;
+use std::time::Duration;
+
+use dinah_core::{TaskId, WorkerId};
+
+/// How long is too long, for [`Verdict`]s.
+///
+/// The defaults suit a service whose tasks are woken at least once a second
+/// and whose polls return within milliseconds. A task that legitimately
+/// waits longer than `no_wake` (an idle connection) is reported as
+/// [`Cause::NoWake`]: raise the threshold above the longest quiet period the
+/// application expects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Thresholds {
+    /// A pending task with no wake for longer than this: [`Cause::NoWake`].
+    pub no_wake: Duration,
+    /// A ready task not polled for longer than this: [`Cause::ReadyButDelayed`].
+    pub ready_delay: Duration,
+    /// A poll or pool job running longer than this: [`Cause::WorkerBlocked`].
+    pub blocked: Duration,
+    /// A blocking job queued longer than this: [`Cause::BlockingSaturated`].
+    pub blocking_wait: Duration,
+    /// A refused submission within this window: [`Cause::AdmissionFull`].
+    pub admission_window: Duration,
+}
+
+impl Default for Thresholds {
+    /// No wake for 1 s, ready for 10 ms, a poll or job running for 100 ms,
+    /// a blocking job queued for 100 ms, a refusal within the last second.
+    fn default() -> Self {
+        Self {
+            no_wake: Duration::from_secs(1),
+            ready_delay: Duration::from_millis(10),
+            blocked: Duration::from_millis(100),
+            blocking_wait: Duration::from_millis(100),
+            admission_window: Duration::from_secs(1),
+        }
+    }
+}
+
+impl Thresholds {
+    pub(crate) fn nanos(duration: Duration) -> u64 {
+        u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
+    }
+}
+
+/// The five causes a stall can have, without their evidence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Cause {
+    /// A task waits for a wake that does not come (a lost wake).
+    NoWake,
+    /// Tasks are ready but the executor does not get to them.
+    ReadyButDelayed,
+    /// A poll or job holds its thread.
+    WorkerBlocked,
+    /// The blocking pool is full, or its queue is slow.
+    BlockingSaturated,
+    /// A bounded queue the application owns refuses submissions.
+    AdmissionFull,
+}
+
+/// One thing that is not progressing, why, and the figures that show it.
+///
+/// Durations are measured with the runtime's configured clock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// A task is pending, not being polled and not ready, and nothing has
+    /// woken it for longer than [`Thresholds::no_wake`].
+    NoWake {
+        /// The task.
+        task: TaskId,
+        /// How long since its last poll returned `Pending`.
+        waiting: Duration,
+        /// How often it was polled.
+        polls: u64,
+    },
+    /// A task has been ready (woken, or new) for longer than
+    /// [`Thresholds::ready_delay`] and no poll is holding the executor:
+    /// the executor's thread is not running its ticks, or has too much to do.
+    ReadyButDelayed {
+        /// The task that has waited longest.
+        task: TaskId,
+        /// How long it has been ready.
+        ready_for: Duration,
+        /// How many tasks are ready beyond the threshold.
+        ready_tasks: usize,
+    },
+    /// A poll (or a pool's job) has been running longer than
+    /// [`Thresholds::blocked`], seen from another thread through its start
+    /// stamp. Tasks ready behind a blocked executor are counted here, not
+    /// reported on their own.
+    WorkerBlocked {
+        /// The task being polled or run.
+        task: TaskId,
+        /// The pool thread running it; `None` for an executor's poll.
+        worker: Option<WorkerId>,
+        /// How long it has been running.
+        running_for: Duration,
+        /// Tasks ready and waiting behind it (executors only).
+        ready_behind: usize,
+    },
+    /// A blocking pool's queue is full, or its oldest queued job has waited
+    /// longer than [`Thresholds::blocking_wait`]. Its long-running jobs are
+    /// the evidence here, not separate verdicts.
+    BlockingSaturated {
+        /// Jobs queued.
+        queued: usize,
+        /// The pool's admission limit.
+        capacity: usize,
+        /// Jobs running, one per busy thread.
+        running: usize,
+        /// How long the oldest queued job has waited.
+        oldest_wait: Duration,
+        /// Submissions refused because it was full.
+        rejected_full: u64,
+    },
+    /// A bounded queue the application owns (a worker pool's, or an
+    /// executor's spawner ingress) refused a submission within
+    /// [`Thresholds::admission_window`]: deliberate backpressure.
+    AdmissionFull {
+        /// Submissions refused because it was full, in all.
+        rejected_full: u64,
+        /// How long ago the latest refusal was.
+        since_last: Duration,
+        /// Submissions queued now.
+        queued: usize,
+        /// The queue's capacity.
+        capacity: usize,
+    },
+}
+
+impl Verdict {
+    /// The cause, without its evidence.
+    #[must_use]
+    pub const fn cause(&self) -> Cause {
+        match self {
+            Self::NoWake { .. } => Cause::NoWake,
+            Self::ReadyButDelayed { .. } => Cause::ReadyButDelayed,
+            Self::WorkerBlocked { .. } => Cause::WorkerBlocked,
+            Self::BlockingSaturated { .. } => Cause::BlockingSaturated,
+            Self::AdmissionFull { .. } => Cause::AdmissionFull,
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoWake {
+                task,
+                waiting,
+                polls,
+            } => write!(
+                f,
+                "NoWake: task {} pending for {waiting:?} with no wake, after {polls} polls",
+                task.get()
+            ),
+            Self::ReadyButDelayed {
+                task,
+                ready_for,
+                ready_tasks,
+            } => write!(
+                f,
+                "ReadyButDelayed: task {} ready for {ready_for:?} and not polled; {ready_tasks} tasks ready too long, no poll running long",
+                task.get()
+            ),
+            Self::WorkerBlocked {
+                task,
+                worker,
+                running_for,
+                ready_behind,
+            } => {
+                write!(
+                    f,
+                    "WorkerBlocked: task {} running for {running_for:?}",
+                    task.get()
+                )?;
+                if let Some(worker) = worker {
+                    write!(f, " on worker {}", worker.get())?;
+                }
+                write!(f, "; {ready_behind} tasks ready behind it")
+            }
+            Self::BlockingSaturated {
+                queued,
+                capacity,
+                running,
+                oldest_wait,
+                rejected_full,
+            } => write!(
+                f,
+                "BlockingSaturated: {queued}/{capacity} queued, {running} running, oldest waiting {oldest_wait:?}, {rejected_full} refused as full"
+            ),
+            Self::AdmissionFull {
+                rejected_full,
+                since_last,
+                queued,
+                capacity,
+            } => write!(
+                f,
+                "AdmissionFull: {rejected_full} refused as full, the latest {since_last:?} ago; {queued}/{capacity} queued"
+            ),
+        }
+    }
+}

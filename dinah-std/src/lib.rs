@@ -51,9 +51,9 @@ pub use executor::{
     ShutdownReport, Spawner, TrySpawnError,
 };
 pub use pool::{
-    AdmissionBound, BlockingConfig, BlockingPool, JoinError, PoolError, PoolReport, PoolStats,
-    ShutdownPolicy, SubmitError, Submitter, TaskHandle, Unfinished, Unstarted, WorkerPool,
-    WorkerReport,
+    AdmissionBound, BlockingConfig, BlockingPool, JoinError, PoolError, PoolMonitor, PoolReport,
+    PoolStats, ShutdownPolicy, SubmitError, Submitter, TaskHandle, Unfinished, Unstarted,
+    WorkerPool, WorkerReport,
 };
 pub use queue::{BoundedQueue, CapacityError};
 pub use scheduler::{ParallelError, SchedulerExt};

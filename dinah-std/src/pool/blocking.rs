@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use super::engine::{Engine, EngineConfig, SPIN};
 use super::{
-    AdmissionBound, Owner, PoolError, PoolReport, PoolStats, ShutdownPolicy, SubmitError,
-    Submitter, TaskHandle,
+    AdmissionBound, Owner, PoolError, PoolMonitor, PoolReport, PoolStats, ShutdownPolicy,
+    SubmitError, Submitter, TaskHandle,
 };
+use crate::telemetry::TelemetryConfig;
 
 /// How a [`BlockingPool`] admits jobs and keeps its threads.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -94,21 +95,51 @@ impl BlockingPool {
     ///
     /// [`PoolError::ZeroMaxThreads`] or [`PoolError::ZeroQueueCapacity`].
     pub fn new(config: BlockingConfig) -> Result<Self, PoolError> {
+        Self::build(config, None)
+    }
+
+    /// As [`new`](Self::new), measuring itself as `telemetry` says (see
+    /// [`WorkerPool::with_telemetry`](super::WorkerPool::with_telemetry)).
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new).
+    pub fn with_telemetry(
+        config: BlockingConfig,
+        telemetry: TelemetryConfig,
+    ) -> Result<Self, PoolError> {
+        Self::build(config, Some(telemetry))
+    }
+
+    /// A handle that reads the pool's figures and diagnoses it from any
+    /// thread; `None` without telemetry.
+    #[must_use]
+    pub fn monitor(&self) -> Option<PoolMonitor> {
+        self.owner.monitor()
+    }
+
+    fn build(
+        config: BlockingConfig,
+        telemetry: Option<TelemetryConfig>,
+    ) -> Result<Self, PoolError> {
         if config.max_threads == 0 {
             return Err(PoolError::ZeroMaxThreads);
         }
         if config.queue_capacity == 0 {
             return Err(PoolError::ZeroQueueCapacity);
         }
-        let engine = Engine::new(EngineConfig {
-            name: "dinah-blocking",
-            max_threads: config.max_threads,
-            capacity: config.queue_capacity,
-            bound: config.bound,
-            keep_alive: Some(config.keep_alive),
-            on_demand: true,
-            spin: SPIN,
-        });
+        let engine = Engine::new(
+            EngineConfig {
+                name: "dinah-blocking",
+                max_threads: config.max_threads,
+                capacity: config.queue_capacity,
+                bound: config.bound,
+                keep_alive: Some(config.keep_alive),
+                on_demand: true,
+                spin: SPIN,
+            },
+            telemetry,
+        );
         engine
             .start()
             .map_err(|(worker, error)| PoolError::ThreadRefused { worker, error })?;

@@ -21,7 +21,10 @@
 //!    lifecycle is not `Running` (shutdown), or when its keep-alive ran out
 //!    with the queue empty. `threads` counts the threads that have not left.
 //! 5. No user code runs under the lock: entries run, and handed-back or
-//!    discarded closures drop, after the guard is released.
+//!    discarded closures drop, after the guard is released. With telemetry,
+//!    the configured clock and sink are called under it (so a task's
+//!    `Submitted` event precedes its `Started`); their contracts forbid
+//!    calling back into the pool.
 //!
 //! No deadlock: a thread holds this lock only briefly and never while
 //! waiting on anything but this lock's own condition variables.
@@ -35,6 +38,7 @@ use std::time::{Duration, Instant};
 use dinah_core::{LifecycleState, TaskId, WorkerId};
 
 use super::handle::{JoinError, Slot, TaskHandle};
+use super::probe::{PoolProbe, Seen};
 use super::{
     AdmissionBound, PoolReport, PoolStats, ShutdownPolicy, SubmitError, Unfinished, Unstarted,
     WorkerReport,
@@ -43,6 +47,7 @@ use crate::sync::{
     AtomicBool, AtomicU64, AtomicUsize, Builder, Condvar, JoinHandle, Mutex, Ordering, lock, wait,
     wait_timeout, yield_now,
 };
+use crate::telemetry::{Stamp, TelemetryConfig, Thresholds, Verdict};
 use crate::unwind::{drop_quietly, panic_text};
 
 /// How long a thread with nothing to do looks for work before it sleeps:
@@ -101,6 +106,9 @@ pub(crate) enum Ran {
 /// One accepted task, type-erased.
 pub(crate) trait Job: Send {
     fn id(&self) -> TaskId;
+    /// When it was queued, in the telemetry clock's nanoseconds (0 without
+    /// telemetry).
+    fn queued_at(&self) -> u64;
     /// Whether the handle cancelled it before it started.
     fn is_cancelled(&self) -> bool;
     /// Runs the task (unless cancelled), counts it on `worker` and only
@@ -113,6 +121,7 @@ pub(crate) trait Job: Send {
 /// handle as cancelled, after the closure is dropped.
 struct Task<F, R> {
     id: TaskId,
+    queued_at: u64,
     f: Option<F>,
     slot: Arc<Slot<R>>,
 }
@@ -124,6 +133,10 @@ where
 {
     fn id(&self) -> TaskId {
         self.id
+    }
+
+    fn queued_at(&self) -> u64 {
+        self.queued_at
     }
 
     fn is_cancelled(&self) -> bool {
@@ -188,6 +201,8 @@ pub(crate) struct WorkerCell {
     cancelled: AtomicU64,
     /// The task it is running (`TaskId::get`), or 0.
     current: AtomicU64,
+    /// When that task started, with telemetry.
+    started: Stamp,
 }
 
 impl WorkerCell {
@@ -198,6 +213,7 @@ impl WorkerCell {
             panicked: AtomicU64::new(0),
             cancelled: AtomicU64::new(0),
             current: AtomicU64::new(0),
+            started: Stamp::new(),
         }
     }
 
@@ -293,10 +309,11 @@ pub(crate) struct Engine {
     stopping: AtomicBool,
     next_task: AtomicU64,
     config: EngineConfig,
+    probe: Option<PoolProbe>,
 }
 
 impl Engine {
-    pub(crate) fn new(config: EngineConfig) -> Arc<Self> {
+    pub(crate) fn new(config: EngineConfig, telemetry: Option<TelemetryConfig>) -> Arc<Self> {
         Arc::new(Self {
             state: Mutex::new(State {
                 queue: VecDeque::with_capacity(config.capacity.min(1 << 12)),
@@ -324,7 +341,53 @@ impl Engine {
             stopping: AtomicBool::new(false),
             next_task: AtomicU64::new(1),
             config,
+            probe: telemetry.map(PoolProbe::new),
         })
+    }
+
+    /// The pool's telemetry, if it keeps any.
+    pub(crate) fn probe(&self) -> Option<&PoolProbe> {
+        self.probe.as_ref()
+    }
+
+    /// Counts a refusal in the telemetry, if kept.
+    fn refused(&self, full: bool) {
+        if let Some(probe) = &self.probe {
+            probe.rejected(self.next_id(), full);
+        }
+    }
+
+    /// The diagnosis (see `PoolMonitor::diagnose`).
+    pub(crate) fn diagnose(&self, thresholds: &Thresholds) -> Vec<Verdict> {
+        let Some(probe) = &self.probe else {
+            return Vec::new();
+        };
+        let seen = {
+            let state = lock(&self.state);
+            let in_flight = match self.config.bound {
+                AdmissionBound::Queued => state.queued_tasks,
+                AdmissionBound::InFlight => state.queued_tasks + state.running_tasks,
+            };
+            Seen {
+                blocking: self.config.on_demand,
+                queued: state.queued_tasks,
+                full: in_flight >= self.config.capacity,
+                capacity: self.config.capacity,
+                oldest_queued: state.queue.iter().find_map(|entry| match entry {
+                    Entry::Task(job) => Some(job.queued_at()),
+                    Entry::Batch(_) => None,
+                }),
+                running: state
+                    .workers
+                    .iter()
+                    .filter_map(|w| {
+                        let task = TaskId::new(w.current.load(Ordering::Relaxed)).ok()?;
+                        Some((w.id, task, w.started.get()?))
+                    })
+                    .collect(),
+            }
+        };
+        probe.diagnose(thresholds, &seen)
     }
 
     /// Starts `config.max_threads` threads (or none when on demand) and
@@ -408,6 +471,8 @@ impl Engine {
         let mut state = lock(&self.state);
         if state.lifecycle != LifecycleState::Running {
             state.rejected += 1;
+            drop(state);
+            self.refused(false);
             return Err(SubmitError::ShuttingDown(f));
         }
         let in_flight = match self.config.bound {
@@ -416,6 +481,8 @@ impl Engine {
         };
         if in_flight >= self.config.capacity {
             state.rejected += 1;
+            drop(state);
+            self.refused(true);
             return Err(SubmitError::Full(f));
         }
         // A pool with no thread must start one for this task, or refuse it.
@@ -424,12 +491,19 @@ impl Engine {
             && let Err((_, error)) = self.spawn_thread(&mut state)
         {
             state.rejected += 1;
+            drop(state);
+            self.refused(false);
             return Err(SubmitError::ThreadRefused(f, error));
         }
         let id = self.next_id();
         let slot = Slot::new();
+        let queued_at = self
+            .probe
+            .as_ref()
+            .map_or(0, |probe| probe.submitted(id, state.queued_tasks + 1));
         let job: Box<dyn Job> = Box::new(Task {
             id,
+            queued_at,
             f: Some(f),
             slot: Arc::clone(&slot),
         });
@@ -528,8 +602,20 @@ impl Engine {
                 drop(state);
                 match entry {
                     Entry::Task(job) => {
-                        cell.current.store(job.id().get(), Ordering::Relaxed);
-                        job.run(Some(cell));
+                        let id = job.id();
+                        cell.current.store(id.get(), Ordering::Relaxed);
+                        match &self.probe {
+                            None => {
+                                job.run(Some(cell));
+                            }
+                            Some(probe) => {
+                                let start = probe.started(id, job.queued_at());
+                                cell.started.set(start);
+                                let ran = job.run(Some(cell));
+                                cell.started.clear();
+                                probe.ended(id, start, &ran);
+                            }
+                        }
                         cell.current.store(0, Ordering::Relaxed);
                     }
                     Entry::Batch(batch) => batch.participate(cell),
@@ -689,6 +775,11 @@ impl Engine {
             }
             // Otherwise the deadline passed with this thread still working:
             // it is detached and finishes on its own.
+        }
+        if let Some(probe) = &self.probe {
+            for job in &taken {
+                probe.dropped(job.id());
+            }
         }
         // Tasks whose handles cancelled them are counted, not handed back.
         let mut handed_back = Vec::with_capacity(taken.len());

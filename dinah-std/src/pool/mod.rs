@@ -36,6 +36,7 @@
 mod blocking;
 mod engine;
 mod handle;
+mod probe;
 mod worker;
 
 use std::cell::Cell;
@@ -48,6 +49,7 @@ use dinah_core::{TaskId, WorkerId};
 
 pub use blocking::{BlockingConfig, BlockingPool};
 pub use handle::{JoinError, TaskHandle};
+pub use probe::PoolMonitor;
 pub use worker::WorkerPool;
 
 use engine::{Engine, Job};
@@ -94,6 +96,13 @@ impl Owner {
 
     fn stats(&self) -> PoolStats {
         self.engine.stats()
+    }
+
+    fn monitor(&self) -> Option<PoolMonitor> {
+        self.engine
+            .probe()
+            .is_some()
+            .then(|| PoolMonitor::new(Arc::clone(&self.engine)))
     }
 
     fn shutdown(&mut self, policy: ShutdownPolicy, deadline: Option<Duration>) -> PoolReport {

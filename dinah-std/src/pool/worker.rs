@@ -11,11 +11,12 @@ use std::time::Duration;
 use dinah_core::{CoreConfig, FifoQueue};
 
 use crate::BoundedQueue;
+use crate::telemetry::TelemetryConfig;
 
 use super::engine::{BatchJob, Engine, EngineConfig, SPIN, WorkerCell};
 use super::{
-    AdmissionBound, Owner, PoolError, PoolReport, PoolStats, ShutdownPolicy, SubmitError,
-    Submitter, TaskHandle, is_worker_of,
+    AdmissionBound, Owner, PoolError, PoolMonitor, PoolReport, PoolStats, ShutdownPolicy,
+    SubmitError, Submitter, TaskHandle, is_worker_of,
 };
 use crate::sync::{AtomicBool, Mutex, Ordering, Thread, current, lock, park};
 use crate::unwind::{Payload, drop_quietly};
@@ -78,19 +79,54 @@ impl WorkerPool {
     /// worker thread; the workers started before it are stopped and joined
     /// first. Never panics on a refused thread.
     pub fn new(config: CoreConfig, queue_capacity: usize) -> Result<Self, PoolError> {
+        Self::build(config, queue_capacity, None)
+    }
+
+    /// As [`new`](Self::new), measuring itself as `telemetry` says: queue
+    /// wait and run time histograms, long runs, the deepest queue, refusals,
+    /// events to the configured sink, and a [`monitor`](Self::monitor) that
+    /// diagnoses it from any thread. Batches of [`run`](Self::run) are not
+    /// measured.
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new).
+    pub fn with_telemetry(
+        config: CoreConfig,
+        queue_capacity: usize,
+        telemetry: TelemetryConfig,
+    ) -> Result<Self, PoolError> {
+        Self::build(config, queue_capacity, Some(telemetry))
+    }
+
+    /// A handle that reads the pool's figures and diagnoses it from any
+    /// thread; `None` without telemetry.
+    #[must_use]
+    pub fn monitor(&self) -> Option<PoolMonitor> {
+        self.owner.monitor()
+    }
+
+    fn build(
+        config: CoreConfig,
+        queue_capacity: usize,
+        telemetry: Option<TelemetryConfig>,
+    ) -> Result<Self, PoolError> {
         if queue_capacity == 0 {
             return Err(PoolError::ZeroQueueCapacity);
         }
         let workers = config.max_workers().get();
-        let engine = Engine::new(EngineConfig {
-            name: "dinah-worker",
-            max_threads: workers,
-            capacity: queue_capacity,
-            bound: AdmissionBound::Queued,
-            keep_alive: None,
-            on_demand: false,
-            spin: SPIN,
-        });
+        let engine = Engine::new(
+            EngineConfig {
+                name: "dinah-worker",
+                max_threads: workers,
+                capacity: queue_capacity,
+                bound: AdmissionBound::Queued,
+                keep_alive: None,
+                on_demand: false,
+                spin: SPIN,
+            },
+            telemetry,
+        );
         engine
             .start()
             .map_err(|(worker, error)| PoolError::ThreadRefused { worker, error })?;

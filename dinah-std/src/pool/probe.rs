@@ -1,0 +1,206 @@
+//! A pool's telemetry ([`PoolProbe`]) and the [`PoolMonitor`] that reads it
+//! and diagnoses the pool from any thread.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use dinah_core::{TaskId, TraceEventKind};
+
+use super::PoolStats;
+use super::engine::{Engine, Ran};
+use crate::sync::lock_std;
+use crate::telemetry::{PoolFigures, Probe, TelemetryConfig, Thresholds, Verdict, micros};
+
+/// What a pool measures, when it measures.
+pub(crate) struct PoolProbe {
+    probe: Probe,
+    figures: Mutex<PoolFigures>,
+    last_full: crate::telemetry::Stamp,
+    rejected_full: AtomicU64,
+}
+
+impl PoolProbe {
+    pub(crate) fn new(config: TelemetryConfig) -> Self {
+        Self {
+            probe: Probe::new(config),
+            figures: Mutex::new(PoolFigures::default()),
+            last_full: crate::telemetry::Stamp::new(),
+            rejected_full: AtomicU64::new(0),
+        }
+    }
+
+    /// A submission was accepted with `queued` tasks now waiting; returns its
+    /// stamp.
+    pub(crate) fn submitted(&self, task: TaskId, queued: usize) -> u64 {
+        let now = self.probe.now();
+        {
+            let mut figures = lock_std(&self.figures);
+            figures.max_queued = figures.max_queued.max(queued);
+        }
+        self.probe.emit(task, TraceEventKind::Submitted, now);
+        now
+    }
+
+    /// A submission was refused; `full` when for lack of room.
+    pub(crate) fn rejected(&self, task: TaskId, full: bool) {
+        let now = self.probe.now();
+        if full {
+            self.rejected_full.fetch_add(1, Ordering::Relaxed);
+            lock_std(&self.figures).rejected_full += 1;
+            self.last_full.set(now);
+        }
+        self.probe.emit(task, TraceEventKind::Rejected, now);
+    }
+
+    /// A task queued at `queued_at` starts now; returns the start.
+    pub(crate) fn started(&self, task: TaskId, queued_at: u64) -> u64 {
+        let now = self.probe.now();
+        lock_std(&self.figures)
+            .wait
+            .record(micros(now.saturating_sub(queued_at)));
+        self.probe.emit(task, TraceEventKind::Started, now);
+        now
+    }
+
+    /// The task that started at `start` ended as `ran`.
+    pub(crate) fn ended(&self, task: TaskId, start: u64, ran: &Ran) {
+        let now = self.probe.now();
+        let kind = match ran {
+            Ran::Completed => TraceEventKind::Completed,
+            Ran::Panicked => TraceEventKind::Failed,
+            Ran::Skipped => TraceEventKind::CancellationAcknowledged,
+        };
+        if !matches!(ran, Ran::Skipped) {
+            let took = now.saturating_sub(start);
+            let mut figures = lock_std(&self.figures);
+            figures.run_time.record(micros(took));
+            if self.probe.is_long(took) {
+                figures.long_runs += 1;
+            }
+        }
+        self.probe.emit(task, kind, now);
+    }
+
+    /// A queued task was dropped or handed back by a shutdown, or cancelled.
+    pub(crate) fn dropped(&self, task: TaskId) {
+        self.probe.emit(
+            task,
+            TraceEventKind::CancellationAcknowledged,
+            self.probe.now(),
+        );
+    }
+
+    pub(crate) fn figures(&self) -> PoolFigures {
+        lock_std(&self.figures).clone()
+    }
+
+    /// The verdicts for a pool whose state is `seen`.
+    pub(crate) fn diagnose(&self, thresholds: &Thresholds, seen: &Seen) -> Vec<Verdict> {
+        let now = self.probe.now();
+        let age = |at: u64| Duration::from_nanos(now.saturating_sub(at));
+        let mut verdicts = Vec::new();
+        if seen.blocking {
+            let oldest_wait = seen.oldest_queued.map_or(Duration::ZERO, age);
+            if seen.full || oldest_wait > thresholds.blocking_wait {
+                verdicts.push(Verdict::BlockingSaturated {
+                    queued: seen.queued,
+                    capacity: seen.capacity,
+                    running: seen.running.len(),
+                    oldest_wait,
+                    rejected_full: self.rejected_full.load(Ordering::Relaxed),
+                });
+                return verdicts;
+            }
+        }
+        for &(worker, task, start) in &seen.running {
+            let running_for = age(start);
+            if running_for > thresholds.blocked {
+                verdicts.push(Verdict::WorkerBlocked {
+                    task,
+                    worker: Some(worker),
+                    running_for,
+                    ready_behind: 0,
+                });
+            }
+        }
+        if !seen.blocking
+            && let Some(at) = self.last_full.get()
+            && age(at) <= thresholds.admission_window
+        {
+            verdicts.push(Verdict::AdmissionFull {
+                rejected_full: self.rejected_full.load(Ordering::Relaxed),
+                since_last: age(at),
+                queued: seen.queued,
+                capacity: seen.capacity,
+            });
+        }
+        verdicts
+    }
+}
+
+/// A pool's state as the diagnosis needs it, read under the pool's lock.
+pub(crate) struct Seen {
+    pub(crate) blocking: bool,
+    pub(crate) queued: usize,
+    /// Admission would refuse a submission now.
+    pub(crate) full: bool,
+    pub(crate) capacity: usize,
+    pub(crate) oldest_queued: Option<u64>,
+    pub(crate) running: Vec<(dinah_core::WorkerId, TaskId, u64)>,
+}
+
+/// Reads a pool's telemetry and diagnoses it from any thread.
+/// `Send + Sync + Clone`; it keeps the pool's state alive, not its threads.
+#[derive(Clone)]
+pub struct PoolMonitor {
+    engine: Arc<Engine>,
+}
+
+impl PoolMonitor {
+    pub(crate) fn new(engine: Arc<Engine>) -> Self {
+        Self { engine }
+    }
+
+    /// What the pool has measured since it was built.
+    #[must_use]
+    pub fn figures(&self) -> PoolFigures {
+        self.engine
+            .probe()
+            .map(PoolProbe::figures)
+            .unwrap_or_default()
+    }
+
+    /// The pool's counters now (queue depth, active and idle threads,
+    /// rejects, outcomes).
+    #[must_use]
+    pub fn stats(&self) -> PoolStats {
+        self.engine.stats()
+    }
+
+    /// One [`Verdict`] for each thing not progressing, judged against
+    /// `thresholds`; empty when the pool progresses:
+    ///
+    /// - a blocking pool whose queue is full, or whose oldest queued job has
+    ///   waited longer than `blocking_wait`, is
+    ///   [`BlockingSaturated`](Verdict::BlockingSaturated), and nothing else
+    ///   is reported for it (its long jobs are that verdict's evidence);
+    /// - otherwise each task running longer than `blocked` is
+    ///   [`WorkerBlocked`](Verdict::WorkerBlocked), naming its worker;
+    /// - a worker pool that refused a submission as full within
+    ///   `admission_window` is [`AdmissionFull`](Verdict::AdmissionFull).
+    ///
+    /// Tasks of [`WorkerPool::run`](crate::WorkerPool::run) batches are not
+    /// stamped and never appear.
+    #[must_use]
+    pub fn diagnose(&self, thresholds: &Thresholds) -> Vec<Verdict> {
+        self.engine.diagnose(thresholds)
+    }
+}
+
+impl fmt::Debug for PoolMonitor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PoolMonitor").finish_non_exhaustive()
+    }
+}

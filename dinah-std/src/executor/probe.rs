@@ -3,7 +3,7 @@
 //! that reads them from any thread.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -18,8 +18,11 @@ use crate::telemetry::{
 
 /// One slot's figures. Reset when a new task takes the slot.
 pub(crate) struct TaskProbe {
-    /// The live task's id, or 0.
+    /// The slot's latest task's id (kept after it ends, for stale wakes),
+    /// or 0.
     task: AtomicU64,
+    /// That task has not ended.
+    live: AtomicBool,
     /// Since when it has been ready (spawned or woken), if it is.
     ready: Stamp,
     /// Since when it has been pending after a poll with no wake, if it is.
@@ -37,6 +40,7 @@ impl TaskProbe {
     fn new() -> Self {
         Self {
             task: AtomicU64::new(0),
+            live: AtomicBool::new(false),
             ready: Stamp::new(),
             waiting: Stamp::new(),
             spawned: Stamp::new(),
@@ -48,8 +52,18 @@ impl TaskProbe {
         }
     }
 
+    /// The slot's latest task, live or not.
     fn id(&self) -> Option<TaskId> {
         TaskId::new(self.task.load(Ordering::Relaxed)).ok()
+    }
+
+    /// The slot's task, if it has not ended.
+    fn live(&self) -> Option<TaskId> {
+        if self.live.load(Ordering::Relaxed) {
+            self.id()
+        } else {
+            None
+        }
     }
 }
 
@@ -143,6 +157,7 @@ impl ExecProbe {
         slot.spawned.set(at);
         slot.ready.set(at);
         slot.task.store(task.get(), Ordering::Relaxed);
+        slot.live.store(true, Ordering::Relaxed);
     }
 
     /// A wake queued the slot's task (any thread).
@@ -264,7 +279,7 @@ impl ExecProbe {
     fn clear(&self, slot: &TaskProbe) {
         slot.ready.clear();
         slot.waiting.clear();
-        slot.task.store(0, Ordering::Relaxed);
+        slot.live.store(false, Ordering::Relaxed);
     }
 
     fn figures(&self) -> ExecutorFigures {
@@ -288,7 +303,7 @@ impl ExecProbe {
         let mut tasks: Vec<TaskFigures> = slots
             .iter()
             .filter_map(|slot| {
-                let task = slot.id()?;
+                let task = slot.live()?;
                 let phase = if polling == task.get()
                     && let Some(start) = self.polling.get()
                 {
@@ -334,8 +349,15 @@ impl ExecProbe {
             });
         let mut verdicts = Vec::new();
         let mut ready: Vec<(u64, TaskId)> = Vec::new();
+        // A poll running longer than `ready_delay` explains the tasks ready
+        // behind it: they are its evidence once it counts as blocked, and
+        // not a verdict of their own before.
+        let long_poll = self
+            .polling
+            .get()
+            .is_some_and(|start| over(start, thresholds.ready_delay));
         for slot in lock_std(&self.slots).iter() {
-            let Some(task) = slot.id() else { continue };
+            let Some(task) = slot.live() else { continue };
             if let Some(at) = slot.ready.get() {
                 if over(at, thresholds.ready_delay) {
                     ready.push((at, task));
@@ -359,7 +381,7 @@ impl ExecProbe {
                 running_for: Duration::from_nanos(age(start)),
                 ready_behind: ready.len(),
             });
-        } else if let Some(&(at, task)) = ready.first() {
+        } else if !long_poll && let Some(&(at, task)) = ready.first() {
             verdicts.push(Verdict::ReadyButDelayed {
                 task,
                 ready_for: Duration::from_nanos(age(at)),

@@ -111,10 +111,10 @@ pub(crate) trait Job: Send {
     fn queued_at(&self) -> u64;
     /// Whether the handle cancelled it before it started.
     fn is_cancelled(&self) -> bool;
-    /// Runs the task (unless cancelled), counts it on `worker` and only
-    /// then gives its handle the result, so a joined task is always counted.
-    /// Never unwinds.
-    fn run(self: Box<Self>, worker: Option<&WorkerCell>) -> Ran;
+    /// Runs the task (unless cancelled), counts it on `worker` (and in
+    /// `probe`) and only then gives its handle the result, so a joined task
+    /// is always counted. Never unwinds.
+    fn run(self: Box<Self>, worker: Option<&WorkerCell>, probe: Option<&PoolProbe>) -> Ran;
 }
 
 /// A task closure with its result slot. Dropping it unrun resolves the
@@ -143,7 +143,7 @@ where
         self.slot.is_cancelled()
     }
 
-    fn run(mut self: Box<Self>, worker: Option<&WorkerCell>) -> Ran {
+    fn run(mut self: Box<Self>, worker: Option<&WorkerCell>, probe: Option<&PoolProbe>) -> Ran {
         let Some(f) = self.f.take() else {
             return Ran::Skipped;
         };
@@ -152,8 +152,18 @@ where
             if let Some(worker) = worker {
                 bump(&worker.cancelled, 1);
             }
+            if let Some(probe) = probe {
+                probe.dropped(self.id);
+            }
             return Ran::Skipped;
         }
+        let start = probe.map(|probe| {
+            let start = probe.started(self.id, self.queued_at);
+            if let Some(worker) = worker {
+                worker.started.set(start);
+            }
+            start
+        });
         let (result, ran) = match catch_unwind(AssertUnwindSafe(f)) {
             Ok(value) => (Ok(value), Ran::Completed),
             Err(payload) => {
@@ -167,6 +177,10 @@ where
                 Ran::Completed => bump(&worker.completed, 1),
                 _ => bump(&worker.panicked, 1),
             }
+            worker.started.clear();
+        }
+        if let (Some(probe), Some(start)) = (probe, start) {
+            probe.ended(self.id, start, &ran);
         }
         self.slot.finish(result);
         ran
@@ -604,18 +618,7 @@ impl Engine {
                     Entry::Task(job) => {
                         let id = job.id();
                         cell.current.store(id.get(), Ordering::Relaxed);
-                        match &self.probe {
-                            None => {
-                                job.run(Some(cell));
-                            }
-                            Some(probe) => {
-                                let start = probe.started(id, job.queued_at());
-                                cell.started.set(start);
-                                let ran = job.run(Some(cell));
-                                cell.started.clear();
-                                probe.ended(id, start, &ran);
-                            }
-                        }
+                        job.run(Some(cell), self.probe.as_ref());
                         cell.current.store(0, Ordering::Relaxed);
                     }
                     Entry::Batch(batch) => batch.participate(cell),

@@ -337,7 +337,7 @@ impl Unstarted {
     /// report that handed it back already counted it as cancelled; running
     /// it changes no pool count.
     pub fn run(self) -> bool {
-        !matches!(self.job.run(None), engine::Ran::Skipped)
+        !matches!(self.job.run(None, None), engine::Ran::Skipped)
     }
 }
 

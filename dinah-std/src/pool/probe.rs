@@ -64,16 +64,16 @@ impl PoolProbe {
         now
     }
 
-    /// The task that started at `start` ended as `ran`.
+    /// The task that started at `start` ran to its end as `ran` (completed
+    /// or panicked).
     pub(crate) fn ended(&self, task: TaskId, start: u64, ran: &Ran) {
         let now = self.probe.now();
         let kind = match ran {
             Ran::Completed => TraceEventKind::Completed,
-            Ran::Panicked => TraceEventKind::Failed,
-            Ran::Skipped => TraceEventKind::CancellationAcknowledged,
+            Ran::Panicked | Ran::Skipped => TraceEventKind::Failed,
         };
-        if !matches!(ran, Ran::Skipped) {
-            let took = now.saturating_sub(start);
+        let took = now.saturating_sub(start);
+        {
             let mut figures = lock_std(&self.figures);
             figures.run_time.record(micros(took));
             if self.probe.is_long(took) {

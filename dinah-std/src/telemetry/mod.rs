@@ -80,6 +80,14 @@ impl TelemetryConfig {
         self
     }
 
+    /// As [`with_sink`](Self::with_sink), for a sink the caller keeps a
+    /// handle to (a [`TraceBuffer`](crate::TraceBuffer) to read back, say).
+    #[must_use]
+    pub fn with_shared_sink(mut self, sink: Arc<dyn Sink + Send + Sync>) -> Self {
+        self.sink = Some(sink);
+        self
+    }
+
     /// Polls (and pool jobs) lasting at least `threshold` count as long.
     #[must_use]
     pub fn with_long_poll(mut self, threshold: Duration) -> Self {

@@ -1,0 +1,558 @@
+//! Telemetry of the executor and the pools: the figures and events they
+//! emit, and `diagnose()` naming each stall cause alone, with a manual clock
+//! so every duration is exact and no test depends on real time.
+
+use std::cell::RefCell;
+use std::future::{Future, poll_fn};
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::mpsc;
+use std::sync::{Arc, Barrier, Mutex};
+use std::task::{Context, Poll, Waker};
+use std::thread;
+use std::time::Duration;
+
+use dinah::{
+    BlockingConfig, BlockingPool, Cause, CoreConfig, ExecutorConfig, LocalExecutor, ManualClock,
+    ShutdownPolicy, SubmitError, TaskId, TelemetryConfig, Thresholds, TraceBuffer, TraceEventKind,
+    Verdict, WorkerPool,
+};
+use dinah_core::Log2Histogram;
+
+const MS: Duration = Duration::from_millis(1);
+const US: Duration = Duration::from_micros(1);
+
+fn thresholds() -> Thresholds {
+    Thresholds {
+        no_wake: Duration::from_secs(1),
+        ready_delay: 10 * MS,
+        blocked: 100 * MS,
+        blocking_wait: 100 * MS,
+        admission_window: Duration::from_secs(1),
+    }
+}
+
+fn causes(verdicts: &[Verdict]) -> Vec<Cause> {
+    verdicts.iter().map(Verdict::cause).collect()
+}
+
+/// A flag a task waits for; `fire` wakes it.
+#[derive(Clone, Default)]
+struct Signal(Arc<Mutex<(bool, Option<Waker>)>>);
+
+impl Signal {
+    fn fire(&self) {
+        let waker = {
+            let mut state = self.0.lock().unwrap();
+            state.0 = true;
+            state.1.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    /// Waits for the next `fire`, then resets.
+    fn wait(&self) -> impl Future<Output = ()> + '_ {
+        poll_fn(move |cx| {
+            let mut state = self.0.lock().unwrap();
+            if std::mem::take(&mut state.0) {
+                Poll::Ready(())
+            } else {
+                state.1 = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        })
+    }
+}
+
+/// A task that serves `signal` forever: each fire is one request.
+fn serve(signal: Signal) -> impl Future<Output = ()> {
+    async move {
+        loop {
+            signal.wait().await;
+        }
+    }
+}
+
+/// A task that yields forever: always ready again at once.
+fn yielder() -> impl Future<Output = ()> {
+    async {
+        loop {
+            dinah_core::yield_now().await;
+        }
+    }
+}
+
+/// A future that is pending and lets its waker go: nothing can wake it.
+struct Forgotten;
+
+impl Future for Forgotten {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        Poll::Pending
+    }
+}
+
+fn executor(clock: &ManualClock, config: ExecutorConfig) -> LocalExecutor<'static> {
+    LocalExecutor::with_telemetry(config, TelemetryConfig::new().with_clock(clock.clone()))
+        .expect("valid config")
+}
+
+#[test]
+fn executor_figures_and_events_follow_each_handoff() {
+    let clock = ManualClock::new();
+    let trace = Arc::new(TraceBuffer::new(64).unwrap());
+    let executor = LocalExecutor::with_telemetry(
+        ExecutorConfig::default(),
+        TelemetryConfig::new()
+            .with_clock(clock.clone())
+            .with_shared_sink(trace.clone()),
+    )
+    .unwrap();
+    let kept: Rc<RefCell<Option<Waker>>> = Rc::default();
+    let task = {
+        let clock = clock.clone();
+        let kept = Rc::clone(&kept);
+        let mut step = 0;
+        executor.spawn(poll_fn(move |cx| {
+            step += 1;
+            if step == 1 {
+                clock.advance(3 * US);
+                *kept.borrow_mut() = Some(cx.waker().clone());
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            } else {
+                clock.advance(60 * US);
+                Poll::Ready(())
+            }
+        }))
+    }
+    .unwrap();
+    let id = task.id();
+    clock.advance(5 * US); // spawn at 0, first poll at 5 µs
+    executor.tick(usize::MAX);
+    clock.advance(2 * US); // self-woken at 8 µs, polled at 10 µs
+    executor.tick(usize::MAX);
+    kept.borrow_mut().take().unwrap().wake(); // after the end: stale
+
+    let got: Vec<(TraceEventKind, u64)> = trace
+        .drain()
+        .iter()
+        .map(|e| {
+            assert_eq!(e.task, id);
+            (e.kind, e.at / 1_000)
+        })
+        .collect();
+    use TraceEventKind::*;
+    assert_eq!(
+        got,
+        [
+            (Submitted, 0),
+            (Started, 5),
+            (PollStarted, 5),
+            (SelfWoken, 8),
+            (PollEnded, 8),
+            (PollStarted, 10),
+            (PollEnded, 70),
+            (Completed, 70),
+            (StaleWake, 70),
+        ]
+    );
+
+    let figures = executor.monitor().unwrap().figures();
+    assert_eq!(
+        (
+            figures.spawned,
+            figures.polls,
+            figures.long_polls,
+            figures.wakes,
+            figures.self_wakes,
+            figures.stale_wakes,
+        ),
+        (1, 2, 1, 1, 1, 1)
+    );
+    let one = |value: u64| {
+        let mut histogram = Log2Histogram::new();
+        histogram.record(value);
+        histogram
+    };
+    assert_eq!(figures.first_poll_delay, one(5));
+    assert_eq!(figures.wake_to_poll, one(2));
+    let mut polls = one(3);
+    polls.record(60);
+    assert_eq!(figures.poll_time, polls);
+}
+
+#[test]
+fn per_task_figures_show_each_phase() {
+    let clock = ManualClock::new();
+    let executor = executor(&clock, ExecutorConfig::default());
+    let signal = Signal::default();
+    let woken = executor.spawn(serve(signal.clone())).unwrap();
+    let idle = executor.spawn(serve(Signal::default())).unwrap();
+    executor.tick(usize::MAX);
+    let monitor = executor.monitor().unwrap();
+    clock.advance(7 * MS);
+    signal.fire();
+    clock.advance(2 * MS);
+    let tasks = monitor.tasks();
+    assert_eq!(tasks.len(), 2);
+    assert_eq!(tasks[0].task, woken.id());
+    assert_eq!(
+        tasks[0].phase,
+        dinah::TaskPhase::Ready { for_micros: 2_000 }
+    );
+    assert_eq!((tasks[0].polls, tasks[0].wakes), (1, 1));
+    assert_eq!(tasks[1].task, idle.id());
+    assert_eq!(
+        tasks[1].phase,
+        dinah::TaskPhase::Waiting { for_micros: 9_000 }
+    );
+    assert_eq!((tasks[1].polls, tasks[1].wakes), (1, 0));
+}
+
+#[test]
+fn a_healthy_executor_reports_nothing() {
+    let clock = ManualClock::new();
+    let executor = executor(&clock, ExecutorConfig::default());
+    let monitor = executor.monitor().unwrap();
+    let signals: Vec<Signal> = (0..4).map(|_| Signal::default()).collect();
+    for signal in &signals {
+        drop(executor.spawn(serve(signal.clone())).unwrap());
+    }
+    let _yielder = executor.spawn(yielder()).unwrap();
+    for _ in 0..40 {
+        clock.advance(50 * MS);
+        for signal in &signals {
+            signal.fire();
+        }
+        executor.tick(usize::MAX);
+        assert_eq!(monitor.diagnose(&thresholds()), []);
+    }
+    assert!(monitor.figures().polls >= 40 * 5);
+}
+
+#[test]
+fn a_lost_wake_is_no_wake_and_only_that() {
+    let clock = ManualClock::new();
+    let executor = executor(&clock, ExecutorConfig::default());
+    let monitor = executor.monitor().unwrap();
+    let healthy = Signal::default();
+    drop(executor.spawn(serve(healthy.clone())).unwrap());
+    let lost = executor.spawn(Forgotten).unwrap();
+    for round in 1..=30 {
+        clock.advance(50 * MS);
+        healthy.fire();
+        executor.tick(usize::MAX);
+        let verdicts = monitor.diagnose(&thresholds());
+        if round * 50 - 50 <= 1_000 {
+            assert_eq!(verdicts, [], "round {round}");
+        } else {
+            assert_eq!(
+                verdicts,
+                [Verdict::NoWake {
+                    task: lost.id(),
+                    waiting: (round * 50 - 50) * MS,
+                    polls: 1,
+                }],
+                "round {round}"
+            );
+        }
+    }
+}
+
+#[test]
+fn woken_tasks_left_unpolled_are_ready_but_delayed_and_only_that() {
+    let clock = ManualClock::new();
+    let executor = executor(&clock, ExecutorConfig::default());
+    let monitor = executor.monitor().unwrap();
+    let signals: Vec<Signal> = (0..3).map(|_| Signal::default()).collect();
+    let first = executor.spawn(serve(signals[0].clone())).unwrap();
+    for signal in &signals[1..] {
+        drop(executor.spawn(serve(signal.clone())).unwrap());
+    }
+    executor.tick(usize::MAX);
+    clock.advance(5 * MS);
+    for signal in &signals {
+        signal.fire();
+    }
+    // The executor's thread does other work: nobody ticks.
+    clock.advance(9 * MS);
+    assert_eq!(monitor.diagnose(&thresholds()), []);
+    clock.advance(2 * MS);
+    assert_eq!(
+        monitor.diagnose(&thresholds()),
+        [Verdict::ReadyButDelayed {
+            task: first.id(),
+            ready_for: 11 * MS,
+            ready_tasks: 3,
+        }]
+    );
+    executor.tick(usize::MAX);
+    assert_eq!(monitor.diagnose(&thresholds()), []);
+    assert_eq!(monitor.figures().wake_to_poll.max(), 11_000);
+}
+
+#[test]
+fn a_poll_that_does_not_return_is_worker_blocked_seen_from_another_thread() {
+    let clock = ManualClock::new();
+    let entered = Arc::new(Barrier::new(2));
+    let release = Arc::new(Barrier::new(2));
+    let behind = Signal::default();
+    let (sender, receiver) = mpsc::channel();
+    let runner = {
+        let (clock, entered, release, behind) = (
+            clock.clone(),
+            entered.clone(),
+            release.clone(),
+            behind.clone(),
+        );
+        thread::spawn(move || {
+            let executor = executor(&clock, ExecutorConfig::default());
+            drop(executor.spawn(serve(behind)).unwrap());
+            executor.tick(usize::MAX);
+            let stuck = executor
+                .spawn(async move {
+                    entered.wait();
+                    release.wait(); // a blocking call inside a poll
+                })
+                .unwrap();
+            sender
+                .send((executor.monitor().unwrap(), stuck.id()))
+                .unwrap();
+            executor.tick(usize::MAX);
+        })
+    };
+    let (monitor, stuck) = receiver.recv().unwrap();
+    entered.wait();
+    behind.fire(); // ready, behind the blocked poll
+    clock.advance(99 * MS);
+    assert_eq!(monitor.diagnose(&thresholds()), []);
+    clock.advance(2 * MS);
+    assert_eq!(
+        monitor.diagnose(&thresholds()),
+        [Verdict::WorkerBlocked {
+            task: stuck,
+            worker: None,
+            running_for: 101 * MS,
+            ready_behind: 1,
+        }]
+    );
+    release.wait();
+    runner.join().unwrap();
+    assert!(monitor.figures().long_polls >= 1);
+}
+
+#[test]
+fn a_full_ingress_is_admission_full_for_its_window() {
+    let clock = ManualClock::new();
+    let executor = executor(
+        &clock,
+        ExecutorConfig {
+            max_tasks: None,
+            ingress_capacity: 1,
+        },
+    );
+    let monitor = executor.monitor().unwrap();
+    let spawner = executor.spawner();
+    drop(spawner.try_spawn(async {}).unwrap());
+    clock.advance(3 * MS);
+    assert!(spawner.try_spawn(async {}).is_err());
+    clock.advance(MS);
+    assert_eq!(
+        monitor.diagnose(&thresholds()),
+        [Verdict::AdmissionFull {
+            rejected_full: 1,
+            since_last: MS,
+            queued: 1,
+            capacity: 1,
+        }]
+    );
+    executor.tick(usize::MAX);
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(monitor.diagnose(&thresholds()), []);
+    assert_eq!(monitor.figures().rejected, 1);
+}
+
+/// A pool job that says it started, then waits to be let go.
+fn gated(entered: &Arc<Barrier>, release: &Arc<Barrier>) -> impl FnOnce() + Send + 'static {
+    let (entered, release) = (Arc::clone(entered), Arc::clone(release));
+    move || {
+        entered.wait();
+        release.wait();
+    }
+}
+
+fn worker_pool(clock: &ManualClock, capacity: usize) -> WorkerPool {
+    WorkerPool::with_telemetry(
+        CoreConfig::new(1).unwrap(),
+        capacity,
+        TelemetryConfig::new().with_clock(clock.clone()),
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_long_pool_job_is_worker_blocked_naming_its_worker() {
+    let clock = ManualClock::new();
+    let pool = worker_pool(&clock, 4);
+    let monitor = pool.monitor().unwrap();
+    let (entered, release) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
+    let job = pool.try_submit(gated(&entered, &release)).unwrap();
+    let id = job.id();
+    entered.wait();
+    clock.advance(100 * MS);
+    assert_eq!(monitor.diagnose(&thresholds()), []);
+    clock.advance(MS);
+    let verdicts = monitor.diagnose(&thresholds());
+    assert!(
+        matches!(
+            verdicts.as_slice(),
+            [Verdict::WorkerBlocked { task, worker: Some(_), running_for, ready_behind: 0 }]
+                if *task == id && *running_for == 101 * MS
+        ),
+        "{verdicts:?}"
+    );
+    release.wait();
+    job.join().unwrap();
+    assert_eq!(monitor.diagnose(&thresholds()), []);
+    let figures = monitor.figures();
+    assert_eq!((figures.run_time.max(), figures.long_runs), (101_000, 1));
+}
+
+#[test]
+fn a_full_worker_queue_is_admission_full_and_only_that() {
+    let clock = ManualClock::new();
+    let pool = worker_pool(&clock, 1);
+    let monitor = pool.monitor().unwrap();
+    let (entered, release) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
+    let running = pool.try_submit(gated(&entered, &release)).unwrap();
+    entered.wait();
+    let queued = pool.try_submit(|| ()).unwrap();
+    assert!(matches!(pool.try_submit(|| ()), Err(SubmitError::Full(_))));
+    clock.advance(2 * MS);
+    assert_eq!(
+        monitor.diagnose(&thresholds()),
+        [Verdict::AdmissionFull {
+            rejected_full: 1,
+            since_last: 2 * MS,
+            queued: 1,
+            capacity: 1,
+        }]
+    );
+    release.wait();
+    running.join().unwrap();
+    queued.join().unwrap();
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(monitor.diagnose(&thresholds()), []);
+    let figures = monitor.figures();
+    assert_eq!((figures.rejected_full, figures.max_queued), (1, 1));
+    assert_eq!(figures.wait.count(), 2);
+}
+
+#[test]
+fn a_full_blocking_pool_is_blocking_saturated_and_only_that() {
+    let clock = ManualClock::new();
+    let pool = BlockingPool::with_telemetry(
+        BlockingConfig::new(1, 1),
+        TelemetryConfig::new().with_clock(clock.clone()),
+    )
+    .unwrap();
+    let monitor = pool.monitor().unwrap();
+    let (entered, release) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
+    let running = pool.try_spawn_blocking(gated(&entered, &release)).unwrap();
+    entered.wait();
+    assert_eq!(monitor.diagnose(&thresholds()), []);
+    let queued = pool.try_spawn_blocking(|| ()).unwrap();
+    assert!(pool.try_spawn_blocking(|| ()).is_err());
+    // The running job is far past `blocked`, yet only saturation is named.
+    clock.advance(300 * MS);
+    assert_eq!(
+        monitor.diagnose(&thresholds()),
+        [Verdict::BlockingSaturated {
+            queued: 1,
+            capacity: 1,
+            running: 1,
+            oldest_wait: 300 * MS,
+            rejected_full: 1,
+        }]
+    );
+    release.wait();
+    running.join().unwrap();
+    queued.join().unwrap();
+    assert_eq!(monitor.diagnose(&thresholds()), []);
+    let report = pool.shutdown(ShutdownPolicy::Drain);
+    assert_eq!(report.completed, 2);
+}
+
+#[test]
+fn a_slow_blocking_queue_is_blocking_saturated() {
+    let clock = ManualClock::new();
+    let pool = BlockingPool::with_telemetry(
+        BlockingConfig::new(1, 8),
+        TelemetryConfig::new().with_clock(clock.clone()),
+    )
+    .unwrap();
+    let monitor = pool.monitor().unwrap();
+    let (entered, release) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
+    let running = pool.try_spawn_blocking(gated(&entered, &release)).unwrap();
+    entered.wait();
+    let queued = pool.try_spawn_blocking(|| ()).unwrap();
+    clock.advance(101 * MS);
+    assert_eq!(
+        causes(&monitor.diagnose(&thresholds())),
+        [Cause::BlockingSaturated]
+    );
+    release.wait();
+    running.join().unwrap();
+    queued.join().unwrap();
+}
+
+#[test]
+fn pool_events_follow_each_task() {
+    let clock = ManualClock::new();
+    let trace = Arc::new(TraceBuffer::new(64).unwrap());
+    let pool = WorkerPool::with_telemetry(
+        CoreConfig::new(1).unwrap(),
+        1,
+        TelemetryConfig::new()
+            .with_clock(clock.clone())
+            .with_shared_sink(trace.clone()),
+    )
+    .unwrap();
+    let (entered, release) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
+    let first = pool.try_submit(gated(&entered, &release)).unwrap();
+    entered.wait();
+    let second = pool.try_submit(|| panic!("boom")).unwrap();
+    assert!(pool.try_submit(|| ()).is_err());
+    release.wait();
+    first.join().unwrap();
+    assert!(second.join().is_err());
+    let events: Vec<(u64, TraceEventKind)> = trace
+        .drain()
+        .iter()
+        .map(|e| (e.task.get(), e.kind))
+        .collect();
+    use TraceEventKind::*;
+    let (a, b) = (first_id(&events), 2);
+    // The refused submission used the next id.
+    assert_eq!(
+        events,
+        [
+            (a, Submitted),
+            (a, Started),
+            (b, Submitted),
+            (3, Rejected),
+            (a, Completed),
+            (b, Started),
+            (b, Failed),
+        ]
+    );
+}
+
+fn first_id(events: &[(u64, TraceEventKind)]) -> u64 {
+    let id = events[0].0;
+    assert_eq!(TaskId::new(id).unwrap().get(), 1);
+    id
+}

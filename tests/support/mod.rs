@@ -6,6 +6,7 @@ use std::sync::Once;
 
 use dinah::{BoundedQueue, FifoQueue, QueuePushError};
 
+pub(crate) mod chrome;
 pub(crate) mod models;
 
 /// A `BoundedQueue` with hooks: `len()` answers what `reported_len` says

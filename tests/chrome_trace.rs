@@ -1,0 +1,163 @@
+//! The Chrome trace export: a fixed scenario, driven with a manual clock
+//! and barriers so every event and stamp is the same on each run, compared
+//! with a golden file and passed through the structure checker.
+//!
+//! To accept a deliberate change of format: `DINAH_BLESS=1 cargo test --test
+//! chrome_trace`, then review the diff of `tests/golden/`.
+
+mod support;
+
+use std::future::poll_fn;
+use std::path::Path;
+use std::sync::{Arc, Barrier};
+use std::task::Poll;
+use std::thread;
+use std::time::Duration;
+
+use dinah::{
+    CoreConfig, ExecutorConfig, LocalExecutor, ManualClock, Recorder, ShutdownPolicy,
+    TelemetryConfig, WorkerPool, yield_now,
+};
+
+use support::chrome::check;
+
+const US: Duration = Duration::from_micros(1);
+
+/// An executor with three tasks (one yields, one is cancelled while queued,
+/// one is refused by a full ingress) and a one-worker pool with one job
+/// that runs, one that panics and one refused as full.
+fn scenario() -> Arc<Recorder> {
+    let clock = ManualClock::new();
+    let recorder = Arc::new(Recorder::new(1_000).unwrap());
+    let telemetry = |name: &str| {
+        TelemetryConfig::new()
+            .with_clock(clock.clone())
+            .with_sink(recorder.source(name))
+    };
+    let pool = WorkerPool::with_telemetry(CoreConfig::new(1).unwrap(), 1, telemetry("workers"))
+        .unwrap();
+    let executor = LocalExecutor::with_telemetry(
+        ExecutorConfig {
+            max_tasks: None,
+            ingress_capacity: 1,
+        },
+        telemetry("executor"),
+    )
+    .unwrap();
+
+    let yielding = executor
+        .spawn(async {
+            yield_now().await;
+        })
+        .unwrap();
+    let cancelled = executor.spawn(async {}).unwrap();
+    clock.advance(10 * US);
+    assert!(cancelled.cancel());
+    let spawner = executor.spawner();
+    let remote = spawner.try_spawn(async {}).unwrap();
+    assert!(spawner.try_spawn(async {}).is_err());
+    {
+        let clock = clock.clone();
+        let mut polls = 0;
+        drop(
+            executor
+                .spawn(poll_fn(move |cx| {
+                    polls += 1;
+                    clock.advance(30 * US);
+                    if polls == 1 {
+                        cx.waker().wake_by_ref();
+                        Poll::Pending
+                    } else {
+                        Poll::Ready(())
+                    }
+                }))
+                .unwrap(),
+        );
+    }
+    executor.tick(usize::MAX);
+    clock.advance(5 * US);
+    executor.tick(usize::MAX);
+    assert!(yielding.is_finished() && remote.is_finished());
+
+    let (entered, release) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
+    let first = {
+        let (clock, entered, release) = (clock.clone(), entered.clone(), release.clone());
+        pool.try_submit(move || {
+            entered.wait();
+            release.wait();
+            clock.advance(200 * US);
+        })
+        .unwrap()
+    };
+    entered.wait();
+    clock.advance(20 * US);
+    let second = pool.try_submit(|| panic!("the second job fails")).unwrap();
+    assert!(pool.try_submit(|| ()).is_err());
+    release.wait();
+    first.join().unwrap();
+    assert!(second.join().is_err());
+    pool.shutdown(ShutdownPolicy::Drain);
+    drop(executor);
+    recorder
+}
+
+#[test]
+fn the_timeline_matches_its_golden_file_and_the_checker() {
+    let recorder = thread::Builder::new()
+        .name("relay".into())
+        .spawn(scenario)
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(recorder.rejected(), 0);
+    let json = recorder.chrome_trace();
+    let phases = check(&json).unwrap_or_else(|problem| panic!("{problem}\n{json}"));
+    for phase in ["M", "X", "b", "e", "i", "C"] {
+        assert!(phases.contains_key(phase), "no {phase} event in\n{json}");
+    }
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/timeline.json");
+    if std::env::var_os("DINAH_BLESS").is_some() {
+        std::fs::write(&golden, &json).unwrap();
+    }
+    let expected = std::fs::read_to_string(&golden).unwrap();
+    assert_eq!(json, expected, "the timeline changed; see the file header");
+}
+
+#[test]
+fn the_checker_refuses_broken_traces() {
+    let wrap = |events: &str| format!(r#"{{"traceEvents":[{events}],"displayTimeUnit":"ns"}}"#);
+    let x = |ts: u32, dur: u32| {
+        format!(r#"{{"name":"poll","cat":"poll","ph":"X","pid":1,"tid":1,"ts":{ts},"dur":{dur},"args":{{"task":1}}}}"#)
+    };
+    assert!(check(&wrap(&x(0, 10))).is_ok());
+    assert!(check(&wrap(&format!("{},{}", x(0, 10), x(2, 3)))).is_ok());
+    assert!(check(&wrap(&format!("{},{}", x(0, 10), x(5, 10)))).is_err());
+    assert!(check(&wrap(
+        r#"{"name":"ready","cat":"wait","ph":"e","id":"1:1","pid":1,"tid":1,"ts":1,"args":{"task":1}}"#
+    ))
+    .is_err());
+    assert!(check(&wrap(r#"{"name":"poll","ph":"X","pid":1,"tid":1,"ts":0,"args":{"task":1}}"#)).is_err());
+    assert!(check(&wrap(r#"{"name":"depth","ph":"C","pid":1,"ts":0,"args":{}}"#)).is_err());
+    assert!(check(&wrap(r#"{"name":"odd","ph":"Q","pid":1}"#)).is_err());
+    assert!(check("{}").is_err());
+    assert!(check("not json").is_err());
+}
+
+#[test]
+fn a_full_recorder_keeps_what_it_has_and_counts_the_rest() {
+    use dinah::{Sink, TaskId, TraceEvent, TraceEventKind};
+    let recorder = Arc::new(Recorder::new(2).unwrap());
+    let sink = recorder.source("one");
+    let task = TaskId::new(1).unwrap();
+    for kind in [
+        TraceEventKind::Submitted,
+        TraceEventKind::Started,
+        TraceEventKind::Completed,
+    ] {
+        sink.record(TraceEvent::stamped(task, kind, 5));
+    }
+    assert_eq!((recorder.len(), recorder.rejected()), (2, 1));
+    let kinds: Vec<_> = recorder.events().iter().map(|(_, e)| e.kind).collect();
+    assert_eq!(kinds, [TraceEventKind::Submitted, TraceEventKind::Started]);
+    assert!(check(&recorder.chrome_trace()).is_ok());
+}

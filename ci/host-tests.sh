@@ -10,6 +10,8 @@ step "cargo test --workspace"
 cargo test --workspace 2>&1 | tee -a "$log"
 step "cargo test -p dinah --no-default-features (the facade without std: tests/facade.rs and a doctest that the hosted layer is absent)"
 cargo test -p dinah --no-default-features 2>&1 | tee -a "$log"
+step "cargo test -p dinah --features tracing --test tracing_bridge (the tracing bridge, seen by a tracing-subscriber layer)"
+cargo test -p dinah --features tracing --test tracing_bridge 2>&1 | tee -a "$log"
 step "cargo run --example runtime_basics"
 cargo run --example runtime_basics
 step "cargo run --example executor_basics"

@@ -15,6 +15,8 @@ feature_sets=(
     "-p dinah-core --features defmt"
     "-p dinah --no-default-features"
     "-p dinah --features defmt"
+    "-p dinah-std --features tracing"
+    "-p dinah --features tracing"
 )
 
 for set in "${feature_sets[@]}"; do

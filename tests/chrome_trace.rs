@@ -34,8 +34,8 @@ fn scenario() -> Arc<Recorder> {
             .with_clock(clock.clone())
             .with_sink(recorder.source(name))
     };
-    let pool = WorkerPool::with_telemetry(CoreConfig::new(1).unwrap(), 1, telemetry("workers"))
-        .unwrap();
+    let pool =
+        WorkerPool::with_telemetry(CoreConfig::new(1).unwrap(), 1, telemetry("workers")).unwrap();
     let executor = LocalExecutor::with_telemetry(
         ExecutorConfig {
             max_tasks: None,
@@ -127,7 +127,9 @@ fn the_timeline_matches_its_golden_file_and_the_checker() {
 fn the_checker_refuses_broken_traces() {
     let wrap = |events: &str| format!(r#"{{"traceEvents":[{events}],"displayTimeUnit":"ns"}}"#);
     let x = |ts: u32, dur: u32| {
-        format!(r#"{{"name":"poll","cat":"poll","ph":"X","pid":1,"tid":1,"ts":{ts},"dur":{dur},"args":{{"task":1}}}}"#)
+        format!(
+            r#"{{"name":"poll","cat":"poll","ph":"X","pid":1,"tid":1,"ts":{ts},"dur":{dur},"args":{{"task":1}}}}"#
+        )
     };
     assert!(check(&wrap(&x(0, 10))).is_ok());
     assert!(check(&wrap(&format!("{},{}", x(0, 10), x(2, 3)))).is_ok());
@@ -136,8 +138,18 @@ fn the_checker_refuses_broken_traces() {
         r#"{"name":"ready","cat":"wait","ph":"e","id":"1:1","pid":1,"tid":1,"ts":1,"args":{"task":1}}"#
     ))
     .is_err());
-    assert!(check(&wrap(r#"{"name":"poll","ph":"X","pid":1,"tid":1,"ts":0,"args":{"task":1}}"#)).is_err());
-    assert!(check(&wrap(r#"{"name":"depth","ph":"C","pid":1,"ts":0,"args":{}}"#)).is_err());
+    assert!(
+        check(&wrap(
+            r#"{"name":"poll","ph":"X","pid":1,"tid":1,"ts":0,"args":{"task":1}}"#
+        ))
+        .is_err()
+    );
+    assert!(
+        check(&wrap(
+            r#"{"name":"depth","ph":"C","pid":1,"ts":0,"args":{}}"#
+        ))
+        .is_err()
+    );
     assert!(check(&wrap(r#"{"name":"odd","ph":"Q","pid":1}"#)).is_err());
     assert!(check("{}").is_err());
     assert!(check("not json").is_err());

@@ -67,20 +67,16 @@ impl Signal {
 }
 
 /// A task that serves `signal` forever: each fire is one request.
-fn serve(signal: Signal) -> impl Future<Output = ()> {
-    async move {
-        loop {
-            signal.wait().await;
-        }
+async fn serve(signal: Signal) {
+    loop {
+        signal.wait().await;
     }
 }
 
 /// A task that yields forever: always ready again at once.
-fn yielder() -> impl Future<Output = ()> {
-    async {
-        loop {
-            dinah_core::yield_now().await;
-        }
+async fn yielder() {
+    loop {
+        dinah_core::yield_now().await;
     }
 }
 

@@ -14,7 +14,11 @@ pub(crate) fn check(text: &str) -> Result<HashMap<String, usize>, String> {
         .get("traceEvents")
         .and_then(Value::as_array)
         .ok_or("no traceEvents array")?;
-    if root.get("displayTimeUnit").and_then(Value::as_str).is_none() {
+    if root
+        .get("displayTimeUnit")
+        .and_then(Value::as_str)
+        .is_none()
+    {
         return Err("no displayTimeUnit".into());
     }
     let mut phases: HashMap<String, usize> = HashMap::new();
@@ -22,9 +26,18 @@ pub(crate) fn check(text: &str) -> Result<HashMap<String, usize>, String> {
     let mut complete: HashMap<(u64, u64), Vec<(f64, f64)>> = HashMap::new();
     for (index, event) in events.iter().enumerate() {
         let at = |what: &str| format!("event {index}: {what}: {event}");
-        let name = event.get("name").and_then(Value::as_str).ok_or_else(|| at("no name"))?;
-        let ph = event.get("ph").and_then(Value::as_str).ok_or_else(|| at("no ph"))?;
-        let pid = event.get("pid").and_then(Value::as_u64).ok_or_else(|| at("no pid"))?;
+        let name = event
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| at("no name"))?;
+        let ph = event
+            .get("ph")
+            .and_then(Value::as_str)
+            .ok_or_else(|| at("no ph"))?;
+        let pid = event
+            .get("pid")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| at("no pid"))?;
         let number = |field: &str| {
             event
                 .get(field)
@@ -38,7 +51,12 @@ pub(crate) fn check(text: &str) -> Result<HashMap<String, usize>, String> {
                 .and_then(Value::as_str)
                 .ok_or_else(|| at(&format!("no {field}")))
         };
-        let tid = || event.get("tid").and_then(Value::as_u64).ok_or_else(|| at("no tid"));
+        let tid = || {
+            event
+                .get("tid")
+                .and_then(Value::as_u64)
+                .ok_or_else(|| at("no tid"))
+        };
         let task = || {
             event
                 .pointer("/args/task")
@@ -64,19 +82,28 @@ pub(crate) fn check(text: &str) -> Result<HashMap<String, usize>, String> {
                 let (ts, dur) = (number("ts")?, number("dur")?);
                 text("cat")?;
                 task()?;
-                complete.entry((pid, tid()?)).or_default().push((ts, ts + dur));
+                complete
+                    .entry((pid, tid()?))
+                    .or_default()
+                    .push((ts, ts + dur));
             }
             "b" | "e" => {
                 let ts = number("ts")?;
                 tid()?;
                 task()?;
-                let key = (text("cat")?.to_owned(), text("id")?.to_owned(), name.to_owned());
+                let key = (
+                    text("cat")?.to_owned(),
+                    text("id")?.to_owned(),
+                    name.to_owned(),
+                );
                 if ph == "b" {
                     if open.insert(key, ts).is_some() {
                         return Err(at("async span begun twice"));
                     }
                 } else {
-                    let begun = open.remove(&key).ok_or_else(|| at("async end without begin"))?;
+                    let begun = open
+                        .remove(&key)
+                        .ok_or_else(|| at("async end without begin"))?;
                     if ts < begun {
                         return Err(at("async span ends before it begins"));
                     }

@@ -18,5 +18,10 @@ step "cargo run --example executor_basics"
 cargo run --example executor_basics
 step "cargo run --example pools"
 cargo run --example pools
+step "cargo run --example relay_stall (every fault in real time; the timeline must be valid JSON)"
+trace=$(mktemp --suffix=.json)
+cargo run --example relay_stall -- all --trace "$trace"
+python3 -c 'import json, sys; events = json.load(open(sys.argv[1]))["traceEvents"]; assert events, "empty timeline"; print(len(events), "trace events parsed")' "$trace"
+rm -f "$trace"
 
 record_test_counts "$log" host-tests

@@ -164,7 +164,7 @@ impl fmt::Display for Verdict {
                 ready_tasks,
             } => write!(
                 f,
-                "ReadyButDelayed: task {} ready for {ready_for:?} and not polled; {ready_tasks} tasks ready too long, no poll running long",
+                "ReadyButDelayed: task {} ready for {ready_for:?} and not polled; {ready_tasks} tasks ready too long, and no poll is holding the executor",
                 task.get()
             ),
             Self::WorkerBlocked {

@@ -30,3 +30,7 @@ struct CoreOnlyDoctests;
 #[cfg(all(doctest, feature = "std"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+#[cfg(all(doctest, feature = "std"))]
+#[doc = include_str!("../docs/operations.md")]
+struct OperationsDoctests;

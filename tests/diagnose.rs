@@ -552,3 +552,88 @@ fn first_id(events: &[(u64, TraceEventKind)]) -> u64 {
     assert_eq!(TaskId::new(id).unwrap().get(), 1);
     id
 }
+
+#[test]
+fn every_figure_the_operations_sheet_names_is_one_the_code_emits() {
+    use dinah::{ExecutorFigures, PoolFigures, PoolStats, TaskFigures, TaskPhase};
+    let task = TaskId::new(1).unwrap();
+    let emitted = [
+        format!("{:?}", ExecutorFigures::default()),
+        format!("{:?}", PoolFigures::default()),
+        format!("{:?}", PoolStats::default()),
+        format!(
+            "{:?} {:?} {:?}",
+            TaskFigures {
+                task,
+                polls: 0,
+                wakes: 0,
+                self_wakes: 0,
+                busy_micros: 0,
+                longest_poll_micros: 0,
+                phase: TaskPhase::Waiting { for_micros: 0 },
+            },
+            TaskPhase::Polling { for_micros: 0 },
+            TaskPhase::Ready { for_micros: 0 },
+        ),
+        format!(
+            "{:?}",
+            [
+                Verdict::NoWake {
+                    task,
+                    waiting: MS,
+                    polls: 0
+                },
+                Verdict::ReadyButDelayed {
+                    task,
+                    ready_for: MS,
+                    ready_tasks: 0
+                },
+                Verdict::WorkerBlocked {
+                    task,
+                    worker: None,
+                    running_for: MS,
+                    ready_behind: 0
+                },
+                Verdict::BlockingSaturated {
+                    queued: 0,
+                    capacity: 0,
+                    running: 0,
+                    oldest_wait: MS,
+                    rejected_full: 0
+                },
+                Verdict::AdmissionFull {
+                    rejected_full: 0,
+                    since_last: MS,
+                    queued: 0,
+                    capacity: 0
+                },
+            ]
+        ),
+    ]
+    .join(" ");
+    let sheet = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/operations.md"
+    ))
+    .unwrap();
+    let rows: Vec<&str> = sheet
+        .split("## The operations sheet")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .filter(|line| line.starts_with("| ") && !line.starts_with("| symptom") && !line.starts_with("| ---"))
+        .collect();
+    assert_eq!(rows.len(), 5, "one row per cause");
+    let mut named = 0;
+    for row in rows {
+        let figures = row.split(" | ").nth(2).unwrap();
+        for name in figures.split('`').skip(1).step_by(2) {
+            let known = ["None", "tasks()"].contains(&name)
+                || emitted.contains(&format!("{name}:"))
+                || emitted.contains(&format!("{name} {{"));
+            assert!(known, "the sheet names `{name}`, which the code does not emit");
+            named += 1;
+        }
+    }
+    assert!(named >= 25, "only {named} figures named");
+}

@@ -95,6 +95,12 @@ for target in "${targets[@]}"; do
         | built_executable dinah-qemu-executor)
     run_and_compare "$elf" "qemu-executor-$short"
 
+    step "watchdog firmware on $target (a task that never yields, reported from SysTick)"
+    elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \
+        --bin dinah-qemu-watchdog --message-format=json-render-diagnostics \
+        | built_executable dinah-qemu-watchdog)
+    run_and_compare "$elf" "qemu-watchdog-$short"
+
     step "on-target tests on $target"
     elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" test --no-run --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \
         --test on_target --message-format=json-render-diagnostics | built_executable on_target)

@@ -77,3 +77,95 @@ fn clocks_never_go_back() {
     assert_eq!(clock.ticks_to_micros(2_500), 2);
     assert_eq!(NoClock.now(), NoClock.now());
 }
+
+/// A tick counter an "interrupt" (here, the test) advances.
+struct Ticks(std::sync::atomic::AtomicU64);
+
+impl Clock for Ticks {
+    fn now(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn ticks_per_second(&self) -> u64 {
+        1_000
+    }
+}
+
+impl Ticks {
+    fn advance(&self, by: u64) {
+        self.0.fetch_add(by, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn a_poll_watch_sees_the_running_poll_and_only_while_it_runs() {
+    use dinah::{AsyncExecutor, Blocked, PollObserver, PollWatch, ReadyQueue, TaskId};
+    use std::pin::pin;
+    use std::sync::atomic::AtomicU64;
+
+    static QUEUE: ReadyQueue<2> = ReadyQueue::new();
+    static WATCH: PollWatch<Ticks> = PollWatch::new(Ticks(AtomicU64::new(7)));
+    static SEEN: std::sync::Mutex<Vec<Option<Blocked>>> = std::sync::Mutex::new(Vec::new());
+
+    let mut spinning = pin!(Some(async {
+        // What a timer interrupt would see while this poll does not return.
+        let mut seen = SEEN.lock().unwrap();
+        seen.push(WATCH.blocked(3));
+        WATCH.clock().advance(2);
+        seen.push(WATCH.blocked(3));
+        WATCH.clock().advance(1);
+        seen.push(WATCH.blocked(3));
+    }));
+    let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(&QUEUE).unwrap();
+    let id = executor.spawn(spinning.as_mut()).unwrap();
+    assert_eq!(WATCH.blocked(0), None, "no poll yet");
+    executor.tick_observed(usize::MAX, &WATCH);
+    assert_eq!(
+        *SEEN.lock().unwrap(),
+        [
+            None,
+            None,
+            Some(Blocked {
+                task: id,
+                running_for: 3
+            })
+        ]
+    );
+    assert_eq!(WATCH.blocked(0), None, "the poll returned");
+
+    // A reading is consistent: a watch whose poll ended reports nothing even
+    // when the clock ran far.
+    WATCH.poll_started(TaskId::new(u64::MAX).unwrap());
+    WATCH.clock().advance(1_000);
+    assert_eq!(
+        WATCH.blocked(1_000),
+        Some(Blocked {
+            task: TaskId::new(u64::MAX).unwrap(),
+            running_for: 1_000
+        })
+    );
+    WATCH.poll_ended(TaskId::new(u64::MAX).unwrap());
+    assert_eq!(WATCH.blocked(0), None);
+}
+
+#[test]
+fn an_unobserved_tick_is_an_observed_one_with_nothing_watching() {
+    use dinah::{AsyncExecutor, ReadyQueue, yield_now};
+    use std::pin::pin;
+
+    static PLAIN: ReadyQueue<1> = ReadyQueue::new();
+    static OBSERVED: ReadyQueue<1> = ReadyQueue::new();
+    let mut a = pin!(Some(async {
+        yield_now().await;
+    }));
+    let mut b = pin!(Some(async {
+        yield_now().await;
+    }));
+    let mut plain: AsyncExecutor<'_, 1> = AsyncExecutor::new(&PLAIN).unwrap();
+    let mut observed: AsyncExecutor<'_, 1> = AsyncExecutor::new(&OBSERVED).unwrap();
+    plain.spawn(a.as_mut()).unwrap();
+    observed.spawn(b.as_mut()).unwrap();
+    for _ in 0..2 {
+        assert_eq!(plain.tick(1), observed.tick_observed(1, &()));
+    }
+}

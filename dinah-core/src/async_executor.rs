@@ -51,7 +51,7 @@ use core::task::{Context, Poll};
 
 use crate::sched::{Life, Step, TickTally, Word};
 use crate::waker::{CountPerTask, Counting, NoCounters, ReadyQueue, TaskCounters};
-use crate::{CancelError, Task, TaskFailure, TaskId, TaskOutput, TaskState};
+use crate::{CancelError, PollObserver, Task, TaskFailure, TaskId, TaskOutput, TaskState};
 
 /// A borrowed, pinned task as the executor stores it.
 pub type TaskRef<'a, O> = Pin<&'a mut dyn Task<Output = O>>;
@@ -294,6 +294,18 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
     /// Cancellations and the recycling of finished slots do not count
     /// against the budget.
     pub fn tick(&mut self, budget: usize) -> TickReport {
+        self.tick_observed(budget, &())
+    }
+
+    /// [`tick`](Self::tick), telling `observer` when each poll begins and
+    /// ends (a [`PollWatch`](crate::PollWatch) for a stall watchdog).
+    /// Cancellations and recycling are not polls and are not reported.
+    #[inline(always)]
+    pub fn tick_observed<W: PollObserver + ?Sized>(
+        &mut self,
+        budget: usize,
+        observer: &W,
+    ) -> TickReport {
         let queue = self.queue;
         let mut tally = TickTally::new();
         if let Some((first, last)) = queue.take_woken() {
@@ -332,7 +344,11 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
                     if let Some(local) = self.counters.get_mut(index) {
                         C::polled(local, !first, self_woken);
                     }
-                    match self.poll_slot(index) {
+                    let id = ReadyQueue::<N, C>::id_of(index, word.generation());
+                    observer.poll_started(id);
+                    let poll = self.poll_slot(index);
+                    observer.poll_ended(id);
+                    match poll {
                         Poll::Pending => {}
                         Poll::Ready(Ok(())) => {
                             tally.ended(true);
@@ -368,9 +384,20 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
     /// off by the section: for those, install a pender
     /// ([`ReadyQueue::with_pender`]) that makes `idle` return (for example
     /// `SEV` with `WFE`, or an event the idle hook waits on).
-    pub fn run(&mut self, budget: usize, mut idle: impl FnMut()) -> ! {
+    pub fn run(&mut self, budget: usize, idle: impl FnMut()) -> ! {
+        self.run_observed(budget, idle, &())
+    }
+
+    /// [`run`](Self::run), telling `observer` about each poll (see
+    /// [`tick_observed`](Self::tick_observed)).
+    pub fn run_observed<W: PollObserver + ?Sized>(
+        &mut self,
+        budget: usize,
+        mut idle: impl FnMut(),
+        observer: &W,
+    ) -> ! {
         loop {
-            self.tick(budget);
+            self.tick_observed(budget, observer);
             self.idle_if_nothing_ready(&mut idle);
         }
     }
@@ -383,7 +410,20 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
         &mut self,
         future: F,
         budget: usize,
+        idle: impl FnMut(),
+    ) -> F::Output {
+        self.run_until_observed(future, budget, idle, &())
+    }
+
+    /// [`run_until`](Self::run_until), telling `observer` about each poll of
+    /// a task (see [`tick_observed`](Self::tick_observed)); the polls of
+    /// `future` itself are not reported.
+    pub fn run_until_observed<F: Future, W: PollObserver + ?Sized>(
+        &mut self,
+        future: F,
+        budget: usize,
         mut idle: impl FnMut(),
+        observer: &W,
     ) -> F::Output {
         let queue = self.queue;
         let mut future = pin!(future);
@@ -403,7 +443,7 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
                     return output;
                 }
             }
-            self.tick(budget);
+            self.tick_observed(budget, observer);
             self.idle_if_nothing_ready(&mut idle);
         }
     }

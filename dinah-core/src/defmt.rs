@@ -359,3 +359,19 @@ impl crate::Sink for DefmtSink {
         defmt::info!("{}", event);
     }
 }
+
+impl Format for crate::Blocked {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "WorkerBlocked: {} running for {=u64} ticks",
+            self.task, self.running_for
+        );
+    }
+}
+
+impl<K: crate::Clock> Format for crate::PollWatch<K> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "PollWatch");
+    }
+}

@@ -36,7 +36,9 @@
 //! ```
 #![forbid(unsafe_code)]
 
-use crate::{RuntimeMetrics, RuntimeMetrics32, TraceEvent, TraceRing};
+// Plain `portable-atomic` even under loom: `const fn new` must stay const.
+use portable_atomic::{AtomicU32, Ordering};
+use crate::{RuntimeMetrics, RuntimeMetrics32, TaskId, TraceEvent, TraceRing};
 
 /// A consumer of task events: one [`TraceEvent`] vocabulary for metrics,
 /// traces, logs and timelines.
@@ -121,6 +123,133 @@ impl Sink for RuntimeMetrics32 {
     /// Counts the event in its counter (see [`RuntimeMetrics32::record_event`]).
     fn record(&self, event: TraceEvent) {
         self.record_event(event.kind);
+    }
+}
+
+/// Sees each poll an executor makes: what the core
+/// [`AsyncExecutor`](crate::AsyncExecutor) calls around every poll when
+/// driven with [`tick_observed`](crate::AsyncExecutor::tick_observed) (or
+/// [`run_observed`](crate::AsyncExecutor::run_observed),
+/// [`run_until_observed`](crate::AsyncExecutor::run_until_observed)).
+///
+/// `()` observes nothing: `tick` is `tick_observed(budget, &())`, and with
+/// `()` the calls compile away, so an executor that is not observed runs
+/// exactly the instructions it ran before observers existed.
+pub trait PollObserver {
+    /// A poll of `task` is about to begin.
+    fn poll_started(&self, task: TaskId);
+    /// That poll returned (or ended the task).
+    fn poll_ended(&self, task: TaskId);
+}
+
+impl PollObserver for () {
+    #[inline(always)]
+    fn poll_started(&self, _: TaskId) {}
+    #[inline(always)]
+    fn poll_ended(&self, _: TaskId) {}
+}
+
+/// A poll that has run too long, as a [`PollWatch`] sees it: the core's
+/// `WorkerBlocked` verdict.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct Blocked {
+    /// The task being polled.
+    pub task: TaskId,
+    /// How long its poll has run, in ticks of the watch's clock.
+    pub running_for: u64,
+}
+
+/// The running poll of one executor, published for an interrupt handler or
+/// another core to read: the firmware form of a stall watchdog.
+///
+/// The executor stamps each poll's start with `clock` (as a
+/// [`PollObserver`]); [`blocked`](Self::blocked), called from anywhere (a
+/// SysTick handler, say), reports a poll that has run at least a threshold.
+/// `const fn new`, so it lives in a `static`; it holds three 32-bit atomics
+/// and the clock.
+///
+/// # Guarantees
+///
+/// - Only the executor writes; readers never block it and never see a
+///   half-written stamp: a sequence number, odd while a poll runs, is read
+///   before and after the stamp, and a reading that straddles a change says
+///   "not blocked".
+/// - A poll that never returns is seen by every later reading.
+///
+/// # What it does not promise
+///
+/// Durations are measured on the low 32 bits of the clock, so a poll running
+/// longer than `2^32` ticks reads as wrapped. It watches one executor. It
+/// does not stop the poll; what to do (log, cancel through the queue, reset)
+/// is the reader's choice.
+pub struct PollWatch<K: Clock> {
+    clock: K,
+    /// Even: no poll. Odd: a poll runs, with the stamp below.
+    sequence: AtomicU32,
+    /// The polled task's id, low and high halves.
+    task_low: AtomicU32,
+    task_high: AtomicU32,
+    started: AtomicU32,
+}
+
+impl<K: Clock> PollWatch<K> {
+    /// A watch stamping with `clock`, seeing no poll.
+    pub const fn new(clock: K) -> Self {
+        Self {
+            clock,
+            sequence: AtomicU32::new(0),
+            task_low: AtomicU32::new(0),
+            task_high: AtomicU32::new(0),
+            started: AtomicU32::new(0),
+        }
+    }
+
+    /// The clock it stamps with.
+    pub const fn clock(&self) -> &K {
+        &self.clock
+    }
+
+    /// The poll that has been running for at least `threshold` ticks, if
+    /// any. Any thread or interrupt handler.
+    #[must_use]
+    pub fn blocked(&self, threshold: u64) -> Option<Blocked> {
+        let before = self.sequence.load(Ordering::Acquire);
+        if before % 2 == 0 {
+            return None;
+        }
+        let low = self.task_low.load(Ordering::Acquire);
+        let high = self.task_high.load(Ordering::Acquire);
+        let started = self.started.load(Ordering::Acquire);
+        if self.sequence.load(Ordering::Acquire) != before {
+            return None;
+        }
+        let now = self.clock.now() as u32;
+        let running_for = u64::from(now.wrapping_sub(started));
+        let task = TaskId::new((u64::from(high) << 32) | u64::from(low)).ok()?;
+        (running_for >= threshold).then_some(Blocked { task, running_for })
+    }
+}
+
+impl<K: Clock> PollObserver for PollWatch<K> {
+    fn poll_started(&self, task: TaskId) {
+        let id = task.get();
+        self.task_low.store(id as u32, Ordering::Relaxed);
+        self.task_high.store((id >> 32) as u32, Ordering::Relaxed);
+        self.started.store(self.clock.now() as u32, Ordering::Relaxed);
+        // Odd: the stamp above is published.
+        self.sequence.fetch_add(1, Ordering::Release);
+    }
+
+    fn poll_ended(&self, _: TaskId) {
+        self.sequence.fetch_add(1, Ordering::Release);
+    }
+}
+
+impl<K: Clock> core::fmt::Debug for PollWatch<K> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("PollWatch")
+            .field("polling", &(self.sequence.load(Ordering::Relaxed) % 2 == 1))
+            .finish_non_exhaustive()
     }
 }
 

@@ -14,7 +14,7 @@ use cortex_m_rt::{entry, exception};
 use defmt::info;
 use dinah_core::{
     CancellationToken, MetricsSnapshot, QueuePushError, RuntimeMetrics, RuntimeMetrics32,
-    Scheduler, TaskId, TaskQueue, TaskState, TraceEvent, TraceEventKind, TraceRing,
+    Scheduler, Sink, TaskId, TaskQueue, TaskState, TraceEvent, TraceEventKind, TraceRing,
 };
 use dinah_qemu::{TARGET, check, exit_success};
 
@@ -47,14 +47,13 @@ fn task_id(n: u64) -> TaskId {
 
 /// Records what every task does first.
 fn begin(n: u64) {
-    METRICS.record_started();
     record(TraceEvent::new(task_id(n), TraceEventKind::Started));
 }
 
+/// Records `event` once: the pair fans it out to the metrics and the trace
+/// ring (which counts a refusal if it is full).
 fn record(event: TraceEvent) {
-    if let Err(refused) = TRACE.record(event) {
-        defmt::warn!("trace refused: {}", refused);
-    }
+    (&METRICS, &TRACE).record(event);
 }
 
 /// Queued task number `N`: it records its start and returns `N * 10`;
@@ -117,8 +116,7 @@ fn queue_and_drain() {
     for (n, task) in (1..).zip(tasks) {
         match queue.try_push(task) {
             Ok(()) => {
-                METRICS.record_submitted();
-                record(TraceEvent::new(task_id(n), TraceEventKind::Submitted));
+                            record(TraceEvent::new(task_id(n), TraceEventKind::Submitted));
             }
             Err(QueuePushError::Full(back)) => {
                 info!(
@@ -138,13 +136,11 @@ fn queue_and_drain() {
         let id = task_id(index as u64 + 1);
         match result {
             Ok(value) => {
-                METRICS.record_completed();
-                record(TraceEvent::new(id, TraceEventKind::Completed));
+                            record(TraceEvent::new(id, TraceEventKind::Completed));
                 info!("task {} completed with {=u32}", id, value);
             }
             Err(error) => {
-                METRICS.record_failed();
-                record(TraceEvent::new(id, TraceEventKind::Failed));
+                            record(TraceEvent::new(id, TraceEventKind::Failed));
                 info!("task {} failed with {=u32}", id, error);
             }
         }
@@ -203,7 +199,6 @@ fn cancellation_from_an_interrupt(syst: &mut cortex_m::peripheral::SYST) {
         "Pending -> Running",
     );
     info!("long task {}: {}", LONG_TASK, state);
-    METRICS.record_started();
     record(TraceEvent::new(LONG_TASK, TraceEventKind::Started));
 
     // SysTick requests cancellation from interrupt context.
@@ -226,7 +221,6 @@ fn cancellation_from_an_interrupt(syst: &mut cortex_m::peripheral::SYST) {
         state.transition_to(TaskState::Cancelled).is_ok(),
         "Running -> Cancelled",
     );
-    METRICS.record_cancellation_acknowledged();
     record(TraceEvent::new(
         LONG_TASK,
         TraceEventKind::CancellationAcknowledged,
@@ -257,8 +251,7 @@ fn cancellation_from_an_interrupt(syst: &mut cortex_m::peripheral::SYST) {
 #[exception]
 fn SysTick() {
     if STOP.request_cancellation() {
-        METRICS.record_cancellation_requested();
-        record(TraceEvent::new(
+            record(TraceEvent::new(
             LONG_TASK,
             TraceEventKind::CancellationRequested,
         ));
@@ -286,6 +279,7 @@ fn main() -> ! {
         failed: 1,
         cancellation_requested: 1,
         cancellation_acknowledged: 1,
+        ..MetricsSnapshot::default()
     };
     check(widen(snapshot) == expected, "metrics match the run");
     info!("all checks passed");

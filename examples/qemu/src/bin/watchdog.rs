@@ -1,0 +1,122 @@
+//! A stall watchdog on dinah-core's `AsyncExecutor`: a task that never
+//! yields, seen from the SysTick interrupt.
+//!
+//! The executor runs with a `PollWatch` as its poll observer, so every poll
+//! publishes its task and start tick. A well-behaved task yields a few
+//! times; then a task spins without yielding. The SysTick handler counts
+//! ticks (the watch's clock) and asks the watch for a poll running three
+//! ticks or more: it reports `WorkerBlocked` with the task over defmt, once,
+//! and lets the spinning task go. Nothing is reported while tasks yield.
+//!
+//! Every logged line is independent of timing: the watch measures in
+//! SysTick ticks and the handler checks after each tick, so the report
+//! always says three ticks. CI compares the decoded log with
+//! `ci/expected/`. It exits 0 only if every check held.
+#![no_std]
+#![no_main]
+
+use core::pin::pin;
+use portable_atomic::{AtomicBool, AtomicU32, Ordering};
+
+use cortex_m::peripheral::syst::SystClkSource;
+use cortex_m_rt::{entry, exception};
+use defmt::{info, warn};
+use dinah_core::{AsyncExecutor, Clock, PollWatch, ReadyQueue, TaskState, yield_now};
+use dinah_qemu::{TARGET, check, exit_success};
+
+const SLOTS: usize = 2;
+/// A poll running this many SysTick ticks is reported.
+const BLOCKED_TICKS: u64 = 3;
+
+static QUEUE: ReadyQueue<SLOTS> = ReadyQueue::new();
+
+/// SysTick interrupts so far: the watch's clock.
+static TICKS: AtomicU32 = AtomicU32::new(0);
+/// Reports made by the handler.
+static REPORTS: AtomicU32 = AtomicU32::new(0);
+/// Set by the handler once it has reported: the spinning task stops.
+static RELEASED: AtomicBool = AtomicBool::new(false);
+
+/// SysTick ticks, counted by the handler.
+struct SysTicks;
+
+impl Clock for SysTicks {
+    fn now(&self) -> u64 {
+        u64::from(TICKS.load(Ordering::Relaxed))
+    }
+
+    /// Nominal: the reload below gives about 600 ticks a second on the
+    /// emulated 12 MHz core.
+    fn ticks_per_second(&self) -> u64 {
+        600
+    }
+}
+
+static WATCH: PollWatch<SysTicks> = PollWatch::new(SysTicks);
+
+#[exception]
+fn SysTick() {
+    TICKS.fetch_add(1, Ordering::Relaxed);
+    if let Some(blocked) = WATCH.blocked(BLOCKED_TICKS)
+        && !RELEASED.load(Ordering::Relaxed)
+    {
+        warn!("SysTick: {}", blocked);
+        REPORTS.fetch_add(1, Ordering::Relaxed);
+        RELEASED.store(true, Ordering::Release);
+    }
+}
+
+#[entry]
+fn main() -> ! {
+    let mut peripherals = cortex_m::Peripherals::take().unwrap_or_else(|| panic!("taken once"));
+    info!("target {=str}", TARGET);
+
+    let mut polite = pin!(Some(async {
+        for round in 0..3u32 {
+            info!("polite task: round {=u32}, then yield", round);
+            yield_now().await;
+        }
+    }));
+    let mut spinner = pin!(Some(async {
+        info!("spinning task: polled; it will not yield");
+        while !RELEASED.load(Ordering::Acquire) {
+            core::hint::spin_loop();
+        }
+        info!("spinning task: released by the watchdog, returning");
+    }));
+
+    let syst = &mut peripherals.SYST;
+    syst.set_clock_source(SystClkSource::Core);
+    syst.set_reload(20_000);
+    syst.clear_current();
+    syst.enable_interrupt();
+    syst.enable_counter();
+
+    let mut executor: AsyncExecutor<'_, SLOTS> =
+        AsyncExecutor::new(&QUEUE).unwrap_or_else(|_| panic!("first executor"));
+    let polite = executor.spawn(polite.as_mut()).ok();
+    let spinner = executor.spawn(spinner.as_mut()).ok();
+    check(polite.is_some() && spinner.is_some(), "two tasks fit two slots");
+    let (polite, spinner) = (
+        polite.unwrap_or(dinah_core::TaskId::MIN),
+        spinner.unwrap_or(dinah_core::TaskId::MIN),
+    );
+    info!("spinning task is {}", spinner);
+
+    // Every poll is published to the watch the SysTick handler reads.
+    while executor.live_tasks() > 0 {
+        executor.tick_observed(SLOTS, &WATCH);
+    }
+    peripherals.SYST.disable_interrupt();
+    peripherals.SYST.disable_counter();
+
+    check(
+        executor.task_state(polite) == Some(TaskState::Completed)
+            && executor.task_state(spinner) == Some(TaskState::Completed),
+        "both tasks completed",
+    );
+    check(REPORTS.load(Ordering::Relaxed) == 1, "one report");
+    check(WATCH.blocked(0).is_none(), "no poll running after the run");
+    info!("all checks passed");
+    exit_success()
+}

@@ -7,6 +7,8 @@
 #
 #   ./benches/callgrind.sh                        dinah, embassy, local-pool
 #   DINAH_BENCH=hosted ./benches/callgrind.sh     dinah, tokio, local-pool, async-executor
+#   DINAH_CARGO_ARGS="--no-default-features --features std" ./benches/callgrind.sh dinah
+#                                                  built without the telemetry feature
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "callgrind: valgrind is not installed" >&2; exit 1; }
@@ -16,7 +18,8 @@ case "$name" in
     hosted) default_contenders="dinah tokio local-pool async-executor" ;;
     *) echo "callgrind: DINAH_BENCH is executor or hosted, not $name" >&2; exit 1 ;;
 esac
-bench=$(cargo bench --bench "$name" --no-run --message-format=json 2>/dev/null \
+read -ra cargo_args <<<"${DINAH_CARGO_ARGS:-}"
+bench=$(cargo bench --bench "$name" "${cargo_args[@]}" --no-run --message-format=json 2>/dev/null \
     | python3 -c 'import json,sys
 for line in sys.stdin:
     m = json.loads(line)

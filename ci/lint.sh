@@ -16,6 +16,8 @@ feature_sets=(
     "-p dinah --no-default-features"
     "-p dinah --features defmt"
     "-p dinah-std --features tracing"
+    "-p dinah-std --no-default-features"
+    "-p dinah --no-default-features --features std"
     "-p dinah --features tracing"
 )
 

@@ -27,10 +27,10 @@ pub use dinah_std::*;
 struct CoreOnlyDoctests;
 
 /// Compiles and runs the README's Rust examples as doctests.
-#[cfg(all(doctest, feature = "std"))]
+#[cfg(all(doctest, feature = "telemetry"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
-#[cfg(all(doctest, feature = "std"))]
+#[cfg(all(doctest, feature = "telemetry"))]
 #[doc = include_str!("../docs/operations.md")]
 struct OperationsDoctests;

@@ -611,17 +611,16 @@ fn every_figure_the_operations_sheet_names_is_one_the_code_emits() {
         ),
     ]
     .join(" ");
-    let sheet = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/docs/operations.md"
-    ))
-    .unwrap();
+    let sheet = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/operations.md"))
+        .unwrap();
     let rows: Vec<&str> = sheet
         .split("## The operations sheet")
         .nth(1)
         .unwrap()
         .lines()
-        .filter(|line| line.starts_with("| ") && !line.starts_with("| symptom") && !line.starts_with("| ---"))
+        .filter(|line| {
+            line.starts_with("| ") && !line.starts_with("| symptom") && !line.starts_with("| ---")
+        })
         .collect();
     assert_eq!(rows.len(), 5, "one row per cause");
     let mut named = 0;
@@ -631,7 +630,10 @@ fn every_figure_the_operations_sheet_names_is_one_the_code_emits() {
             let known = ["None", "tasks()"].contains(&name)
                 || emitted.contains(&format!("{name}:"))
                 || emitted.contains(&format!("{name} {{"));
-            assert!(known, "the sheet names `{name}`, which the code does not emit");
+            assert!(
+                known,
+                "the sheet names `{name}`, which the code does not emit"
+            );
             named += 1;
         }
     }

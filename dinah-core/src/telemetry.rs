@@ -37,8 +37,8 @@
 #![forbid(unsafe_code)]
 
 // Plain `portable-atomic` even under loom: `const fn new` must stay const.
-use portable_atomic::{AtomicU32, Ordering};
 use crate::{RuntimeMetrics, RuntimeMetrics32, TaskId, TraceEvent, TraceRing};
+use portable_atomic::{AtomicU32, Ordering};
 
 /// A consumer of task events: one [`TraceEvent`] vocabulary for metrics,
 /// traces, logs and timelines.
@@ -214,7 +214,7 @@ impl<K: Clock> PollWatch<K> {
     #[must_use]
     pub fn blocked(&self, threshold: u64) -> Option<Blocked> {
         let before = self.sequence.load(Ordering::Acquire);
-        if before % 2 == 0 {
+        if before & 1 == 0 {
             return None;
         }
         let low = self.task_low.load(Ordering::Acquire);
@@ -235,7 +235,8 @@ impl<K: Clock> PollObserver for PollWatch<K> {
         let id = task.get();
         self.task_low.store(id as u32, Ordering::Relaxed);
         self.task_high.store((id >> 32) as u32, Ordering::Relaxed);
-        self.started.store(self.clock.now() as u32, Ordering::Relaxed);
+        self.started
+            .store(self.clock.now() as u32, Ordering::Relaxed);
         // Odd: the stamp above is published.
         self.sequence.fetch_add(1, Ordering::Release);
     }
@@ -248,7 +249,7 @@ impl<K: Clock> PollObserver for PollWatch<K> {
 impl<K: Clock> core::fmt::Debug for PollWatch<K> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("PollWatch")
-            .field("polling", &(self.sequence.load(Ordering::Relaxed) % 2 == 1))
+            .field("polling", &(self.sequence.load(Ordering::Relaxed) & 1 == 1))
             .finish_non_exhaustive()
     }
 }

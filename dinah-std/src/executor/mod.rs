@@ -31,7 +31,7 @@ use shared::{BoxedTask, Header, RunningHere, Shared};
 
 use crate::CapacityError;
 use crate::sync::{current, park};
-use crate::telemetry::TelemetryConfig;
+use crate::telemetry::{Hook, TelemetryConfig};
 use crate::unwind::panic_text;
 
 /// The cell index of the future `block_on` drives; task indices stay below.
@@ -129,7 +129,7 @@ struct Place<'a> {
     /// Where a panicking task's resolver leaves its join.
     note: Rc<AbortNote<'a>>,
     /// The slot's telemetry (its header's), when kept.
-    probe: Option<Arc<TaskProbe>>,
+    probe: Hook<Arc<TaskProbe>>,
 }
 
 type TaskPlace<'a> = Rc<Place<'a>>;
@@ -209,7 +209,7 @@ impl<'a> Inner<'a> {
             return Err(CapacityError::Zero);
         }
         let (_, items) = crate::queue::reserve(config.ingress_capacity)?;
-        let probe = telemetry.map(|telemetry| Box::new(ExecProbe::new(telemetry)));
+        let probe = Hook::new(telemetry.map(|telemetry| Box::new(ExecProbe::new(telemetry))));
         let shared = Arc::new(Shared::new(
             current(),
             config.ingress_capacity,
@@ -256,7 +256,7 @@ impl<'a> Inner<'a> {
         let id = self.shared.next_id();
         let closed = self.closed.get();
         if closed || self.live.get() >= self.max_tasks {
-            if let Some(probe) = &self.shared.probe {
+            if let Some(probe) = self.shared.probe.get() {
                 probe.rejected(id, !closed);
             }
             return Err(if closed {
@@ -268,7 +268,7 @@ impl<'a> Inner<'a> {
         let at = self
             .shared
             .probe
-            .as_ref()
+            .get()
             .map_or(0, |probe| probe.submitted(id));
         let (index, header, generation, note) = self.claim_slot(id, at);
         let join = Join::new(id, Some((header, generation)));
@@ -294,12 +294,12 @@ impl<'a> Inner<'a> {
         // with its old task; this task gets a new one. A stale wake through
         // the old one finds its task over.
         if Arc::strong_count(&slot.header) > 2 {
-            if let (Some(probe), Some(old)) = (&self.shared.probe, &slot.header.probe) {
+            if let (Some(probe), Some(old)) = (self.shared.probe.get(), slot.header.probe.get()) {
                 probe.forget(old);
             }
             *slot = Slot::new(index, &self.shared);
         }
-        if let (Some(probe), Some(task)) = (&self.shared.probe, &slot.header.probe) {
+        if let (Some(probe), Some(task)) = (self.shared.probe.get(), slot.header.probe.get()) {
             probe.installed(task, id, at);
         }
         // Spawning happens on the executor's thread (it is `!Send`).
@@ -421,13 +421,14 @@ impl<'a> Inner<'a> {
                     // (its resolver finds no panic note).
                     let task = place.task.borrow_mut().take();
                     drop(task);
-                    if let (Some(probe), Some(slot)) = (&self.shared.probe, &place.probe) {
+                    if let (Some(probe), Some(slot)) = (self.shared.probe.get(), place.probe.get())
+                    {
                         probe.cancelled(slot);
                     }
                     self.end(index, Life::Cancelled);
                 }
                 Step::Poll { first, .. } => {
-                    let watched = match (&self.shared.probe, &place.probe) {
+                    let watched = match (self.shared.probe.get(), place.probe.get()) {
                         (Some(probe), Some(slot)) => {
                             Some((probe, slot, probe.poll_started(slot, first)))
                         }
@@ -464,6 +465,7 @@ impl<'a> Inner<'a> {
     /// Polls the task in `place` (slot `index`) once, where it lies, with no
     /// borrow of the slot table held (so it may spawn), catching a panic.
     /// A task that ends is dropped there and then. Returns how it ended.
+    #[inline(always)]
     fn poll_in_place(&self, index: u32, place: &TaskPlace<'a>) -> Option<Life> {
         let mut guard = place.task.borrow_mut();
         let task = guard.as_mut()?;
@@ -544,7 +546,7 @@ impl<'a> Inner<'a> {
         self.closed.set(true);
         let submissions = self.shared.close();
         let cancelled_submissions = submissions.len();
-        if let Some(probe) = &self.shared.probe {
+        if let Some(probe) = self.shared.probe.get() {
             for submission in &submissions {
                 probe.dropped(submission.id());
             }
@@ -558,7 +560,9 @@ impl<'a> Inner<'a> {
                 .filter_map(|slot| {
                     let task = slot.task.task.borrow_mut().take()?;
                     slot.header.cell.set_life(Life::Cancelled);
-                    if let (Some(probe), Some(slot)) = (&self.shared.probe, &slot.task.probe) {
+                    if let (Some(probe), Some(slot)) =
+                        (self.shared.probe.get(), slot.task.probe.get())
+                    {
                         probe.cancelled(slot);
                     }
                     Some(task)
@@ -687,6 +691,7 @@ impl<'a> LocalExecutor<'a> {
         })
     }
 
+    #[cfg(feature = "telemetry")]
     /// An executor sized by `config` that measures itself as `telemetry`
     /// says: per-task and executor figures, events to the configured sink,
     /// and a [`monitor`](Self::monitor) that diagnoses stalls from any
@@ -707,6 +712,7 @@ impl<'a> LocalExecutor<'a> {
         })
     }
 
+    #[cfg(feature = "telemetry")]
     /// A `Send + Sync` handle that reads this executor's figures and
     /// diagnoses it from any thread; `None` without telemetry.
     #[must_use]
@@ -714,6 +720,7 @@ impl<'a> LocalExecutor<'a> {
         self.inner
             .shared
             .probe
+            .get()
             .is_some()
             .then(|| ExecutorMonitor::new(Arc::clone(&self.inner.shared)))
     }

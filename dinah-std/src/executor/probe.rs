@@ -124,6 +124,7 @@ impl ExecProbe {
     }
 
     /// A submission was accepted (stamped now); returns the stamp.
+    #[inline(never)]
     pub(crate) fn submitted(&self, task: TaskId) -> u64 {
         let now = self.probe.now();
         add(&self.spawned, 1);
@@ -132,6 +133,7 @@ impl ExecProbe {
     }
 
     /// A spawn or submission was refused.
+    #[inline(never)]
     pub(crate) fn rejected(&self, task: TaskId, full: bool) {
         let now = self.probe.now();
         add(&self.rejected, 1);
@@ -143,6 +145,7 @@ impl ExecProbe {
     }
 
     /// Task `task`, submitted at `at`, takes `slot` and is queued.
+    #[inline(never)]
     pub(crate) fn installed(&self, slot: &TaskProbe, task: TaskId, at: u64) {
         for counter in [
             &slot.polls,
@@ -161,6 +164,7 @@ impl ExecProbe {
     }
 
     /// A wake queued the slot's task (any thread).
+    #[inline(never)]
     pub(crate) fn woken(&self, slot: &TaskProbe, self_wake: bool) {
         let now = self.probe.now();
         slot.ready.set_if_unset(now);
@@ -182,6 +186,7 @@ impl ExecProbe {
     }
 
     /// A wake found the slot's task over (any thread).
+    #[inline(never)]
     pub(crate) fn stale(&self, slot: &TaskProbe) {
         add(&self.stale_wakes, 1);
         if let Some(task) = slot.id() {
@@ -191,6 +196,7 @@ impl ExecProbe {
     }
 
     /// A poll of the slot's task begins; returns its start.
+    #[inline(never)]
     pub(crate) fn poll_started(&self, slot: &TaskProbe, first: bool) -> u64 {
         let now = self.probe.now();
         let ready = slot.ready.take();
@@ -220,6 +226,7 @@ impl ExecProbe {
 
     /// The poll that began at `start` returned. `queued`: the task was
     /// woken meanwhile. `ended`: it finished, and how.
+    #[inline(never)]
     pub(crate) fn poll_ended(
         &self,
         slot: &TaskProbe,
@@ -256,6 +263,7 @@ impl ExecProbe {
     }
 
     /// The slot's task was dropped unfinished (cancelled, or shut down).
+    #[inline(never)]
     pub(crate) fn cancelled(&self, slot: &TaskProbe) {
         if let Some(task) = slot.id() {
             self.probe.emit(
@@ -268,6 +276,7 @@ impl ExecProbe {
     }
 
     /// A submission that never reached a slot was dropped at shutdown.
+    #[inline(never)]
     pub(crate) fn dropped(&self, task: TaskId) {
         self.probe.emit(
             task,
@@ -414,6 +423,7 @@ pub struct ExecutorMonitor {
 }
 
 impl ExecutorMonitor {
+    #[cfg(feature = "telemetry")]
     pub(crate) fn new(shared: Arc<Shared>) -> Self {
         Self { shared }
     }
@@ -421,7 +431,8 @@ impl ExecutorMonitor {
     fn probe(&self) -> &ExecProbe {
         self.shared
             .probe
-            .as_deref()
+            .get()
+            .map(|probe| &**probe)
             .expect("a monitor exists only for an executor with telemetry")
     }
 

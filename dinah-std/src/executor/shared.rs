@@ -18,6 +18,7 @@ use super::TrySpawnError;
 use super::join::{AbortNote, Join, JoinHandle, Resolve, wrap};
 use super::probe::{ExecProbe, TaskProbe};
 use crate::sync::{AtomicBool, Mutex, Ordering, Thread, lock};
+use crate::telemetry::Hook;
 
 /// This thread's running executor, if any, and its local ready list.
 struct Here {
@@ -121,7 +122,7 @@ pub(crate) struct Header {
     pub(crate) cell: TaskCell<Link32>,
     shared: Arc<Shared>,
     /// The slot's telemetry, when the executor keeps any.
-    pub(crate) probe: Option<Arc<TaskProbe>>,
+    pub(crate) probe: Hook<Arc<TaskProbe>>,
 }
 
 impl Header {
@@ -129,7 +130,7 @@ impl Header {
         Arc::new(Self {
             cell: TaskCell::new(Link32::new(index)),
             shared: Arc::clone(shared),
-            probe: shared.probe.as_ref().map(|probe| probe.slot()),
+            probe: Hook::new(shared.probe.get().map(|probe| probe.slot())),
         })
     }
 
@@ -155,7 +156,7 @@ impl Wake for Header {
     fn wake_by_ref(self: &Arc<Self>) {
         let shared = &self.shared;
         let marked = shared.stack.mark(&self.cell);
-        if let (Some(probe), Some(slot)) = (&shared.probe, &self.probe) {
+        if let (Some(probe), Some(slot)) = (shared.probe.get(), self.probe.get()) {
             match marked {
                 Ok(true) => probe.woken(slot, shared.stack.polling() == self.cell.index() + 1),
                 Ok(false) => {}
@@ -246,7 +247,7 @@ pub(crate) struct Shared {
     /// The next task id (a statistic's counter, outside loom's models).
     next_task: std::sync::atomic::AtomicU64,
     /// The executor's telemetry, if it keeps any.
-    pub(crate) probe: Option<Box<ExecProbe>>,
+    pub(crate) probe: Hook<Box<ExecProbe>>,
 }
 
 impl Shared {
@@ -255,7 +256,7 @@ impl Shared {
         thread: Thread,
         capacity: usize,
         items: VecDeque<Box<dyn Submission>>,
-        probe: Option<Box<ExecProbe>>,
+        probe: Hook<Box<ExecProbe>>,
     ) -> Self {
         Self {
             stack: WakeStack::new(),
@@ -339,7 +340,7 @@ impl Shared {
             let open = ingress.open;
             if !open || ingress.items.len() >= self.capacity {
                 drop(ingress);
-                if let Some(probe) = &self.probe {
+                if let Some(probe) = self.probe.get() {
                     probe.rejected(id, open);
                 }
                 return Err(if open {
@@ -348,7 +349,7 @@ impl Shared {
                     TrySpawnError::Shutdown(future)
                 });
             }
-            let submitted_at = self.probe.as_ref().map_or(0, |probe| probe.submitted(id));
+            let submitted_at = self.probe.get().map_or(0, |probe| probe.submitted(id));
             let join = Join::new(id, None);
             ingress.items.push_back(Box::new(Remote {
                 future: Some(future),

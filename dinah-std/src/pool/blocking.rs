@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use super::engine::{Engine, EngineConfig, SPIN};
 use super::{
-    AdmissionBound, Owner, PoolError, PoolMonitor, PoolReport, PoolStats, ShutdownPolicy,
-    SubmitError, Submitter, TaskHandle,
+    AdmissionBound, Owner, PoolError, PoolReport, PoolStats, ShutdownPolicy, SubmitError,
+    Submitter, TaskHandle,
 };
 use crate::telemetry::TelemetryConfig;
 
@@ -98,6 +98,7 @@ impl BlockingPool {
         Self::build(config, None)
     }
 
+    #[cfg(feature = "telemetry")]
     /// As [`new`](Self::new), measuring itself as `telemetry` says (see
     /// [`WorkerPool::with_telemetry`](super::WorkerPool::with_telemetry)).
     ///
@@ -111,10 +112,11 @@ impl BlockingPool {
         Self::build(config, Some(telemetry))
     }
 
+    #[cfg(feature = "telemetry")]
     /// A handle that reads the pool's figures and diagnoses it from any
     /// thread; `None` without telemetry.
     #[must_use]
-    pub fn monitor(&self) -> Option<PoolMonitor> {
+    pub fn monitor(&self) -> Option<super::PoolMonitor> {
         self.owner.monitor()
     }
 

@@ -47,7 +47,7 @@ use crate::sync::{
     AtomicBool, AtomicU64, AtomicUsize, Builder, Condvar, JoinHandle, Mutex, Ordering, lock, wait,
     wait_timeout, yield_now,
 };
-use crate::telemetry::{Stamp, TelemetryConfig, Thresholds, Verdict};
+use crate::telemetry::{Hook, Stamp, TelemetryConfig, Thresholds, Verdict};
 use crate::unwind::{drop_quietly, panic_text};
 
 /// How long a thread with nothing to do looks for work before it sleeps:
@@ -323,7 +323,7 @@ pub(crate) struct Engine {
     stopping: AtomicBool,
     next_task: AtomicU64,
     config: EngineConfig,
-    probe: Option<PoolProbe>,
+    probe: Hook<PoolProbe>,
 }
 
 impl Engine {
@@ -355,25 +355,25 @@ impl Engine {
             stopping: AtomicBool::new(false),
             next_task: AtomicU64::new(1),
             config,
-            probe: telemetry.map(PoolProbe::new),
+            probe: Hook::new(telemetry.map(PoolProbe::new)),
         })
     }
 
     /// The pool's telemetry, if it keeps any.
     pub(crate) fn probe(&self) -> Option<&PoolProbe> {
-        self.probe.as_ref()
+        self.probe.get()
     }
 
     /// Counts a refusal in the telemetry, if kept.
     fn refused(&self, full: bool) {
-        if let Some(probe) = &self.probe {
+        if let Some(probe) = self.probe.get() {
             probe.rejected(self.next_id(), full);
         }
     }
 
     /// The diagnosis (see `PoolMonitor::diagnose`).
     pub(crate) fn diagnose(&self, thresholds: &Thresholds) -> Vec<Verdict> {
-        let Some(probe) = &self.probe else {
+        let Some(probe) = self.probe.get() else {
             return Vec::new();
         };
         let seen = {
@@ -513,7 +513,7 @@ impl Engine {
         let slot = Slot::new();
         let queued_at = self
             .probe
-            .as_ref()
+            .get()
             .map_or(0, |probe| probe.submitted(id, state.queued_tasks + 1));
         let job: Box<dyn Job> = Box::new(Task {
             id,
@@ -618,7 +618,7 @@ impl Engine {
                     Entry::Task(job) => {
                         let id = job.id();
                         cell.current.store(id.get(), Ordering::Relaxed);
-                        job.run(Some(cell), self.probe.as_ref());
+                        job.run(Some(cell), self.probe.get());
                         cell.current.store(0, Ordering::Relaxed);
                     }
                     Entry::Batch(batch) => batch.participate(cell),
@@ -779,7 +779,7 @@ impl Engine {
             // Otherwise the deadline passed with this thread still working:
             // it is detached and finishes on its own.
         }
-        if let Some(probe) = &self.probe {
+        if let Some(probe) = self.probe.get() {
             for job in &taken {
                 probe.dropped(job.id());
             }

@@ -98,6 +98,7 @@ impl Owner {
         self.engine.stats()
     }
 
+    #[cfg(feature = "telemetry")]
     fn monitor(&self) -> Option<PoolMonitor> {
         self.engine
             .probe()

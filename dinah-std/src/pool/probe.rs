@@ -159,6 +159,7 @@ pub struct PoolMonitor {
 }
 
 impl PoolMonitor {
+    #[cfg(feature = "telemetry")]
     pub(crate) fn new(engine: Arc<Engine>) -> Self {
         Self { engine }
     }

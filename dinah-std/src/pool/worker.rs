@@ -15,8 +15,8 @@ use crate::telemetry::TelemetryConfig;
 
 use super::engine::{BatchJob, Engine, EngineConfig, SPIN, WorkerCell};
 use super::{
-    AdmissionBound, Owner, PoolError, PoolMonitor, PoolReport, PoolStats, ShutdownPolicy,
-    SubmitError, Submitter, TaskHandle, is_worker_of,
+    AdmissionBound, Owner, PoolError, PoolReport, PoolStats, ShutdownPolicy, SubmitError,
+    Submitter, TaskHandle, is_worker_of,
 };
 use crate::sync::{AtomicBool, Mutex, Ordering, Thread, current, lock, park};
 use crate::unwind::{Payload, drop_quietly};
@@ -82,6 +82,7 @@ impl WorkerPool {
         Self::build(config, queue_capacity, None)
     }
 
+    #[cfg(feature = "telemetry")]
     /// As [`new`](Self::new), measuring itself as `telemetry` says: queue
     /// wait and run time histograms, long runs, the deepest queue, refusals,
     /// events to the configured sink, and a [`monitor`](Self::monitor) that
@@ -99,10 +100,11 @@ impl WorkerPool {
         Self::build(config, queue_capacity, Some(telemetry))
     }
 
+    #[cfg(feature = "telemetry")]
     /// A handle that reads the pool's figures and diagnoses it from any
     /// thread; `None` without telemetry.
     #[must_use]
-    pub fn monitor(&self) -> Option<PoolMonitor> {
+    pub fn monitor(&self) -> Option<super::PoolMonitor> {
         self.owner.monitor()
     }
 

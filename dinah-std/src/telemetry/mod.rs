@@ -321,3 +321,43 @@ pub struct PoolFigures {
     /// Submissions refused because the queue was full.
     pub rejected_full: u64,
 }
+
+/// A runtime's telemetry hook: `Some` when it was built with telemetry.
+///
+/// Without the `telemetry` feature it holds nothing and [`get`](Self::get)
+/// is a constant `None`, so every telemetry branch compiles away and the
+/// runtime runs exactly the code it would without telemetry (the stand-in
+/// module habit of tokio's metrics).
+#[cfg(feature = "telemetry")]
+#[derive(Clone)]
+pub(crate) struct Hook<T>(Option<T>);
+
+#[cfg(feature = "telemetry")]
+impl<T> Hook<T> {
+    pub(crate) fn new(value: Option<T>) -> Self {
+        Self(value)
+    }
+
+    #[inline(always)]
+    pub(crate) fn get(&self) -> Option<&T> {
+        self.0.as_ref()
+    }
+}
+
+/// Without the `telemetry` feature: never anything.
+#[cfg(not(feature = "telemetry"))]
+#[derive(Clone)]
+pub(crate) struct Hook<T>(std::marker::PhantomData<T>);
+
+#[cfg(not(feature = "telemetry"))]
+impl<T> Hook<T> {
+    pub(crate) fn new(value: Option<T>) -> Self {
+        drop(value);
+        Self(std::marker::PhantomData)
+    }
+
+    #[inline(always)]
+    pub(crate) fn get(&self) -> Option<&T> {
+        None
+    }
+}

@@ -173,3 +173,28 @@ fn a_full_recorder_keeps_what_it_has_and_counts_the_rest() {
     assert_eq!(kinds, [TraceEventKind::Submitted, TraceEventKind::Started]);
     assert!(check(&recorder.chrome_trace()).is_ok());
 }
+
+#[test]
+fn committed_timelines_pass_the_checker() {
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("artifacts/traces");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&folder).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|ext| ext == "json") {
+            // Under Miri only the smallest structural facts: parsing half a
+            // megabyte of JSON interpreted takes many minutes.
+            let text = std::fs::read_to_string(&path).unwrap();
+            if cfg!(miri) {
+                assert!(text.starts_with("{\"traceEvents\":["), "{}", path.display());
+            } else {
+                let phases =
+                    check(&text).unwrap_or_else(|problem| panic!("{}: {problem}", path.display()));
+                for phase in ["M", "X", "b", "e", "i", "C"] {
+                    assert!(phases.contains_key(phase), "{}: no {phase}", path.display());
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 1, "no timeline in {}", folder.display());
+}

@@ -141,7 +141,7 @@ struct Slot<'a> {
 
 impl Slot<'_> {
     fn new(index: u32, shared: &Arc<Shared>) -> Self {
-        let header = Header::new(index, shared);
+        let header = Header::new(index, shared, true);
         Self {
             task: Rc::new(Place {
                 waker: Waker::from(Arc::clone(&header)),
@@ -216,7 +216,7 @@ impl<'a> Inner<'a> {
             items,
             probe,
         ));
-        let main = Header::new(MAIN, &shared);
+        let main = Header::new(MAIN, &shared, false);
         Ok(Self {
             main_waker: Waker::from(Arc::clone(&main)),
             main,

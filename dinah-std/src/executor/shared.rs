@@ -126,11 +126,18 @@ pub(crate) struct Header {
 }
 
 impl Header {
-    pub(crate) fn new(index: u32, shared: &Arc<Shared>) -> Arc<Self> {
+    /// A task slot's header; `task` is false for `block_on`'s own future,
+    /// which is not a task and is not measured.
+    pub(crate) fn new(index: u32, shared: &Arc<Shared>, task: bool) -> Arc<Self> {
+        let probe = shared
+            .probe
+            .get()
+            .filter(|_| task)
+            .map(|probe| probe.slot());
         Arc::new(Self {
             cell: TaskCell::new(Link32::new(index)),
             shared: Arc::clone(shared),
-            probe: Hook::new(shared.probe.get().map(|probe| probe.slot())),
+            probe: Hook::new(probe),
         })
     }
 

@@ -116,7 +116,7 @@ fn queue_and_drain() {
     for (n, task) in (1..).zip(tasks) {
         match queue.try_push(task) {
             Ok(()) => {
-                            record(TraceEvent::new(task_id(n), TraceEventKind::Submitted));
+                record(TraceEvent::new(task_id(n), TraceEventKind::Submitted));
             }
             Err(QueuePushError::Full(back)) => {
                 info!(
@@ -136,11 +136,11 @@ fn queue_and_drain() {
         let id = task_id(index as u64 + 1);
         match result {
             Ok(value) => {
-                            record(TraceEvent::new(id, TraceEventKind::Completed));
+                record(TraceEvent::new(id, TraceEventKind::Completed));
                 info!("task {} completed with {=u32}", id, value);
             }
             Err(error) => {
-                            record(TraceEvent::new(id, TraceEventKind::Failed));
+                record(TraceEvent::new(id, TraceEventKind::Failed));
                 info!("task {} failed with {=u32}", id, error);
             }
         }
@@ -251,7 +251,7 @@ fn cancellation_from_an_interrupt(syst: &mut cortex_m::peripheral::SYST) {
 #[exception]
 fn SysTick() {
     if STOP.request_cancellation() {
-            record(TraceEvent::new(
+        record(TraceEvent::new(
             LONG_TASK,
             TraceEventKind::CancellationRequested,
         ));

@@ -96,7 +96,10 @@ fn main() -> ! {
         AsyncExecutor::new(&QUEUE).unwrap_or_else(|_| panic!("first executor"));
     let polite = executor.spawn(polite.as_mut()).ok();
     let spinner = executor.spawn(spinner.as_mut()).ok();
-    check(polite.is_some() && spinner.is_some(), "two tasks fit two slots");
+    check(
+        polite.is_some() && spinner.is_some(),
+        "two tasks fit two slots",
+    );
     let (polite, spinner) = (
         polite.unwrap_or(dinah_core::TaskId::MIN),
         spinner.unwrap_or(dinah_core::TaskId::MIN),

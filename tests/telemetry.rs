@@ -169,3 +169,55 @@ fn an_unobserved_tick_is_an_observed_one_with_nothing_watching() {
         assert_eq!(plain.tick(1), observed.tick_observed(1, &()));
     }
 }
+
+#[test]
+fn poll_times_and_poll_events_observe_the_core_executor_together() {
+    use dinah::{
+        AsyncExecutor, PollEvents, PollTimes, ReadyQueue, TraceEventKind, TraceRing, yield_now,
+    };
+    use std::pin::pin;
+    use std::sync::atomic::AtomicU64;
+
+    static QUEUE: ReadyQueue<1> = ReadyQueue::new();
+    static CLOCK: Ticks = Ticks(AtomicU64::new(0));
+    static TRACE: TraceRing<8> = TraceRing::new();
+
+    let mut task = pin!(Some(async {
+        CLOCK.advance(2);
+        yield_now().await;
+        CLOCK.advance(70);
+    }));
+    let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
+    let id = executor.spawn(task.as_mut()).unwrap();
+    let times: PollTimes<&Ticks, 16> = PollTimes::new(&CLOCK, 50);
+    let events = PollEvents {
+        sink: &TRACE,
+        clock: &CLOCK,
+    };
+    let observer = (&times, &events);
+    while executor.live_tasks() > 0 {
+        executor.tick_observed(usize::MAX, &observer);
+    }
+    assert_eq!(times.long_polls(), 1);
+    let mut expected: Log2Histogram<16> = Log2Histogram::new();
+    expected.record(2);
+    expected.record(70);
+    assert_eq!(times.poll_time(), expected);
+    let got: Vec<(TraceEventKind, u64)> = TRACE
+        .drain()
+        .iter()
+        .map(|e| {
+            assert_eq!(e.task, id);
+            (e.kind, e.at)
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (TraceEventKind::PollStarted, 0),
+            (TraceEventKind::PollEnded, 2),
+            (TraceEventKind::PollStarted, 2),
+            (TraceEventKind::PollEnded, 72),
+        ]
+    );
+}

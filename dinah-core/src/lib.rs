@@ -93,6 +93,8 @@ pub use queue::{FifoQueue, QueuePushError, TaskQueue};
 pub use scheduler::Scheduler;
 pub use state::{InvalidTaskTransition, TaskState};
 pub use task::{Task, TaskOutput, YieldNow, chunked, yield_now};
-pub use telemetry::{Blocked, Clock, Log2Histogram, NoClock, PollObserver, PollWatch, Sink};
+pub use telemetry::{
+    Blocked, Clock, Log2Histogram, NoClock, PollEvents, PollObserver, PollTimes, PollWatch, Sink,
+};
 pub use trace::{TraceEvent, TraceEventKind, TraceRecordError, TraceRing};
 pub use waker::{CancelError, CountPerTask, Counting, NoCounters, ReadyQueue, TaskCounters};

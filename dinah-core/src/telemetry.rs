@@ -149,6 +149,128 @@ impl PollObserver for () {
     fn poll_ended(&self, _: TaskId) {}
 }
 
+impl<T: PollObserver + ?Sized> PollObserver for &T {
+    #[inline(always)]
+    fn poll_started(&self, task: TaskId) {
+        (**self).poll_started(task);
+    }
+    #[inline(always)]
+    fn poll_ended(&self, task: TaskId) {
+        (**self).poll_ended(task);
+    }
+}
+
+impl<A: PollObserver, B: PollObserver> PollObserver for (A, B) {
+    #[inline(always)]
+    fn poll_started(&self, task: TaskId) {
+        self.0.poll_started(task);
+        self.1.poll_started(task);
+    }
+    #[inline(always)]
+    fn poll_ended(&self, task: TaskId) {
+        self.1.poll_ended(task);
+        self.0.poll_ended(task);
+    }
+}
+
+/// A [`PollObserver`] that keeps the distribution of poll durations and
+/// counts long polls: the core executor's poll-time figures.
+///
+/// It lives with the executor (it is not `Sync`): read it between ticks.
+/// Durations are in ticks of `clock`; a poll lasting at least
+/// `long_poll` ticks is long.
+///
+/// ```
+/// use dinah_core::{Clock, NoClock, PollTimes};
+///
+/// let times: PollTimes<NoClock, 16> = PollTimes::new(NoClock, 50);
+/// assert_eq!(times.poll_time().count(), 0);
+/// ```
+pub struct PollTimes<K: Clock, const B: usize = 24> {
+    clock: K,
+    long_poll: u64,
+    started: core::cell::Cell<u64>,
+    long_polls: core::cell::Cell<u64>,
+    poll_time: core::cell::RefCell<Log2Histogram<B>>,
+}
+
+impl<K: Clock, const B: usize> PollTimes<K, B> {
+    /// Empty figures, measuring with `clock`; `long_poll` in its ticks.
+    pub const fn new(clock: K, long_poll: u64) -> Self {
+        Self {
+            clock,
+            long_poll,
+            started: core::cell::Cell::new(0),
+            long_polls: core::cell::Cell::new(0),
+            poll_time: core::cell::RefCell::new(Log2Histogram::new()),
+        }
+    }
+
+    /// How long each poll took, in clock ticks.
+    #[must_use]
+    pub fn poll_time(&self) -> Log2Histogram<B> {
+        self.poll_time.borrow().clone()
+    }
+
+    /// Polls that lasted at least the long-poll threshold.
+    #[must_use]
+    pub fn long_polls(&self) -> u64 {
+        self.long_polls.get()
+    }
+}
+
+impl<K: Clock, const B: usize> PollObserver for PollTimes<K, B> {
+    fn poll_started(&self, _: TaskId) {
+        self.started.set(self.clock.now());
+    }
+
+    fn poll_ended(&self, _: TaskId) {
+        let took = self.clock.now().saturating_sub(self.started.get());
+        self.poll_time.borrow_mut().record(took);
+        if took >= self.long_poll {
+            self.long_polls.set(self.long_polls.get().saturating_add(1));
+        }
+    }
+}
+
+impl<K: Clock, const B: usize> core::fmt::Debug for PollTimes<K, B> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("PollTimes")
+            .field("long_polls", &self.long_polls.get())
+            .field("polls", &self.poll_time.borrow().count())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A [`PollObserver`] that turns each poll into the shared event
+/// vocabulary: `PollStarted` and `PollEnded`, stamped with `clock`, into
+/// `sink` (a `TraceRing`, `RuntimeMetrics`, `DefmtSink`, or a tuple).
+#[derive(Debug)]
+pub struct PollEvents<S: Sink, K: Clock> {
+    /// Where the events go.
+    pub sink: S,
+    /// What stamps them.
+    pub clock: K,
+}
+
+impl<S: Sink, K: Clock> PollObserver for PollEvents<S, K> {
+    fn poll_started(&self, task: TaskId) {
+        self.sink.record(TraceEvent::stamped(
+            task,
+            crate::TraceEventKind::PollStarted,
+            self.clock.now(),
+        ));
+    }
+
+    fn poll_ended(&self, task: TaskId) {
+        self.sink.record(TraceEvent::stamped(
+            task,
+            crate::TraceEventKind::PollEnded,
+            self.clock.now(),
+        ));
+    }
+}
+
 /// A poll that has run too long, as a [`PollWatch`] sees it: the core's
 /// `WorkerBlocked` verdict.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -275,6 +397,16 @@ pub trait Clock {
         let per_second = u128::from(self.ticks_per_second().max(1));
         let micros = u128::from(ticks) * 1_000_000 / per_second;
         u64::try_from(micros).unwrap_or(u64::MAX)
+    }
+}
+
+impl<C: Clock + ?Sized> Clock for &C {
+    fn now(&self) -> u64 {
+        (**self).now()
+    }
+
+    fn ticks_per_second(&self) -> u64 {
+        (**self).ticks_per_second()
     }
 }
 

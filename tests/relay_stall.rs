@@ -13,12 +13,15 @@ use std::time::Duration;
 use dinah::{Cause, ManualClock, Recorder, TaskId, TelemetryConfig, Thresholds, Verdict};
 use relay_stall::{CONNECTIONS, Case, run_case};
 
+/// Short enough that the lost wake shows after about twenty rounds (the
+/// healthy connections are served every 5 ms of clock), while a fault held
+/// for twice `blocked` stays well inside `no_wake`.
 fn thresholds() -> Thresholds {
     Thresholds {
-        no_wake: Duration::from_secs(1),
+        no_wake: Duration::from_millis(100),
         ready_delay: Duration::from_millis(10),
-        blocked: Duration::from_millis(100),
-        blocking_wait: Duration::from_millis(100),
+        blocked: Duration::from_millis(20),
+        blocking_wait: Duration::from_millis(20),
         admission_window: Duration::from_secs(1),
     }
 }

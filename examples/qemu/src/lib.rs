@@ -40,3 +40,59 @@ fn panic(info: &core::panic::PanicInfo) -> ! {
     }
     exit_failure()
 }
+
+/// What the two wake-cost firmwares share: a free-running SysTick, the
+/// round counts, and the report. Each binary keeps its own measuring loop,
+/// so neither changes how the other's loop is compiled.
+pub mod cost {
+    use cortex_m::peripheral::SYST;
+    use cortex_m::peripheral::syst::SystClkSource;
+
+    /// Core clock ticks per second of SysTick on QEMU's lm3s6965evb (the
+    /// thumbv7m board). The microbit board's is not verified, so on thumbv6m
+    /// only the raw SysTick counts are reported.
+    pub const LM3S6965_CORE_HZ: u64 = 12_000_000;
+    /// Rounds of the short measurement.
+    pub const SHORT: u32 = 1_000;
+    /// Rounds of the long measurement.
+    pub const LONG: u32 = 11_000;
+
+    /// Starts SysTick counting down from its 24-bit maximum, on the core
+    /// clock, without interrupts.
+    pub fn free_running(syst: &mut SYST) {
+        syst.set_clock_source(SystClkSource::Core);
+        syst.set_reload(0x00ff_ffff);
+        syst.clear_current();
+        syst.enable_counter();
+    }
+
+    /// SysTick ticks since `start` (a reading of `SYST::get_current`).
+    pub fn since(start: u32) -> u32 {
+        start.wrapping_sub(SYST::get_current()) & 0x00ff_ffff
+    }
+
+    /// Logs the two counts of `what` and, on thumbv7m, the instructions per
+    /// round (valid under `-icount shift=0`).
+    pub fn report(what: &str, short: u32, long: u32) {
+        crate::check(long > short, "more rounds take longer");
+        defmt::info!("target {=str}", crate::TARGET);
+        defmt::info!(
+            "{=str}: SysTick ticks for {=u32} and {=u32} rounds: {=u32} and {=u32}",
+            what,
+            SHORT,
+            LONG,
+            short,
+            long
+        );
+        if crate::TARGET.starts_with("thumbv7m") {
+            let hundredths = u64::from(long - short) * 1_000_000_000 / LM3S6965_CORE_HZ * 100
+                / u64::from(LONG - SHORT);
+            defmt::info!(
+                "instructions per {=str} (valid under -icount shift=0): {=u64}.{=u64:02}",
+                what,
+                hundredths / 100,
+                hundredths % 100
+            );
+        }
+    }
+}

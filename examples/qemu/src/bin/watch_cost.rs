@@ -9,17 +9,12 @@
 use core::pin::pin;
 
 use cortex_m::peripheral::SYST;
-use cortex_m::peripheral::syst::SystClkSource;
 use cortex_m_rt::entry;
-use defmt::info;
 use dinah_core::{AsyncExecutor, Clock, PollWatch, ReadyQueue, yield_now};
-use dinah_qemu::{TARGET, check, exit_success};
+use dinah_qemu::cost::{self, LONG, SHORT};
+use dinah_qemu::{check, exit_success};
 
 static QUEUE: ReadyQueue<1> = ReadyQueue::new();
-
-const LM3S6965_CORE_HZ: u64 = 12_000_000;
-const SHORT: u32 = 1_000;
-const LONG: u32 = 11_000;
 
 /// The SysTick counter as the watch's clock (it counts down; this counts up).
 struct SysTickNow;
@@ -30,7 +25,7 @@ impl Clock for SysTickNow {
     }
 
     fn ticks_per_second(&self) -> u64 {
-        LM3S6965_CORE_HZ
+        cost::LM3S6965_CORE_HZ
     }
 }
 
@@ -42,18 +37,13 @@ fn measure(executor: &mut AsyncExecutor<'_, 1>, ticks: u32) -> u32 {
     for _ in 0..ticks {
         executor.tick_observed(1, &WATCH);
     }
-    let end = SYST::get_current();
-    start.wrapping_sub(end) & 0x00ff_ffff
+    cost::since(start)
 }
 
 #[entry]
 fn main() -> ! {
     let mut peripherals = cortex_m::Peripherals::take().unwrap_or_else(|| panic!("taken once"));
-    let syst = &mut peripherals.SYST;
-    syst.set_clock_source(SystClkSource::Core);
-    syst.set_reload(0x00ff_ffff);
-    syst.clear_current();
-    syst.enable_counter();
+    cost::free_running(&mut peripherals.SYST);
 
     let mut task = pin!(Some(async {
         loop {
@@ -67,20 +57,6 @@ fn main() -> ! {
 
     let short = measure(&mut executor, SHORT);
     let long = measure(&mut executor, LONG);
-    check(long > short, "more ticks take longer");
-    info!("target {=str}", TARGET);
-    info!(
-        "observed wake+poll: SysTick ticks for {=u32} and {=u32} rounds: {=u32} and {=u32}",
-        SHORT, LONG, short, long
-    );
-    if TARGET.starts_with("thumbv7m") {
-        let hundredths = u64::from(long - short) * 1_000_000_000 / LM3S6965_CORE_HZ * 100
-            / u64::from(LONG - SHORT);
-        info!(
-            "instructions per observed wake+poll (valid under -icount shift=0): {=u64}.{=u64:02}",
-            hundredths / 100,
-            hundredths % 100
-        );
-    }
+    cost::report("observed wake+poll", short, long);
     exit_success()
 }

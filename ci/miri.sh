@@ -20,6 +20,7 @@ trap 'rm -f "$log"' EXIT
 
 # Not under Miri, with the reason printed here and by the test itself:
 echo "miri: tests/thread_limits.rs runs only its skip notice (Miri cannot start the child process it limits)"
+echo "miri: tests/relay_stall.rs is compiled out (three runtimes and their threads take many minutes interpreted); its verdict logic runs here in tests/diagnose.rs, and the suite itself natively and under ThreadSanitizer"
 echo "miri: tests/chrome_trace.rs checks only the opening of the committed timelines in artifacts/traces (parsing half a megabyte of JSON interpreted takes many minutes); the generated timelines are checked in full"
 echo "miri: the allocator-refusal half of dinah-std's capacity tests returns early (Miri halts on an allocation it cannot serve); the overflow half runs"
 

@@ -37,7 +37,8 @@ use std::time::Duration;
 
 use dinah::{
     BlockingConfig, BlockingPool, CoreConfig, ExecutorConfig, ExecutorMonitor, LocalExecutor,
-    PoolMonitor, Recorder, SubmitError, TaskId, TelemetryConfig, Thresholds, Verdict, WorkerPool,
+    PoolMonitor, Recorder, SubmitError, TaskId, TaskPhase, TelemetryConfig, Thresholds, Verdict,
+    WorkerPool,
 };
 
 /// The relay's connections.
@@ -109,6 +110,11 @@ impl Gate {
         while state.0 {
             state = self.changed.wait(state).unwrap();
         }
+    }
+
+    /// How many threads have arrived in all.
+    fn arrivals(&self) -> usize {
+        self.state.lock().unwrap().1
     }
 
     /// Waits until `count` threads have arrived in all.
@@ -368,6 +374,14 @@ impl Relay {
         verdicts
     }
 
+    /// Whether every connection task waits (none is being polled or ready).
+    fn relay_idle(&self) -> bool {
+        self.monitor
+            .tasks()
+            .iter()
+            .all(|task| matches!(task.phase, TaskPhase::Waiting { .. }))
+    }
+
     /// Waits (without sleeping on a clock) until `ready` holds, yielding the
     /// thread between looks.
     fn wait_until(&self, mut ready: impl FnMut(&Relay) -> bool) {
@@ -458,7 +472,10 @@ pub(crate) fn run_case(
             relay.send_round();
             relay.wait_until(|r| {
                 let disk = r.disk.stats();
-                disk.active == 1 && disk.queued == CONNECTIONS - 1 && r.workers.stats().active == 0
+                disk.active == 1
+                    && disk.queued == CONNECTIONS - 1
+                    && r.workers.stats().active == 0
+                    && r.relay_idle()
             });
             pass(thresholds.blocking_wait * 2);
             let said = relay.diagnose(thresholds);
@@ -469,6 +486,7 @@ pub(crate) fn run_case(
         Case::AdmissionFull => {
             warm(&mut relay);
             relay.shared.checksum_gate.close();
+            let arrived = relay.shared.checksum_gate.arrivals();
             // The flood: a bulk job takes the checksum worker, two more wait.
             let bulk: Vec<_> = (0..3)
                 .map(|n| {
@@ -483,7 +501,7 @@ pub(crate) fn run_case(
                         .unwrap_or_else(|_| unreachable!("the queue had room"))
                 })
                 .collect();
-            relay.wait_until(|r| r.workers.stats().active == 1);
+            relay.shared.checksum_gate.wait_arrivals(arrived + 1);
             relay.send_round();
             relay.wait_until(|r| r.shared.refused.load(Ordering::Relaxed) == 2);
             let said = relay.diagnose(thresholds);

@@ -63,10 +63,18 @@ pub(crate) struct Spin {
 /// on the machines measured: long enough to bridge the gap between
 /// back-to-back batches and bursts, short enough that an idle pool goes quiet
 /// at once. None under loom, whose models would only grow.
-#[cfg(not(loom))]
+#[cfg(not(any(loom, miri)))]
 pub(crate) const SPIN: Spin = Spin {
     busy: 2_000,
     yields: 64,
+};
+/// Under Miri a short spin, which keeps the spinning path checked: every
+/// interpreted spin costs real seconds there, and the tests wait for idle
+/// threads many times.
+#[cfg(all(miri, not(loom)))]
+pub(crate) const SPIN: Spin = Spin {
+    busy: 20,
+    yields: 2,
 };
 #[cfg(loom)]
 pub(crate) const SPIN: Spin = Spin { busy: 0, yields: 0 };

@@ -147,11 +147,15 @@ impl ManualClock {
     /// Moves the clock forward by `by` (saturating).
     pub fn advance(&self, by: Duration) {
         let by = u64::try_from(by.as_nanos()).unwrap_or(u64::MAX);
-        let _ = self
-            .nanos
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
-                Some(n.saturating_add(by))
-            });
+        let mut now = self.nanos.load(Ordering::Relaxed);
+        while let Err(actual) = self.nanos.compare_exchange_weak(
+            now,
+            now.saturating_add(by),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        ) {
+            now = actual;
+        }
     }
 }
 

@@ -71,6 +71,24 @@ fn add(counter: &AtomicU64, by: u64) {
     counter.fetch_add(by, Ordering::Relaxed);
 }
 
+/// What a poll waited for before it began.
+#[derive(Clone, Copy)]
+enum Waited {
+    /// Its task's first poll, this long after the submission.
+    FirstPoll(u64),
+    /// This long after the wake that made it ready.
+    Woken(u64),
+    /// No stamp (a wake raced the previous poll's end).
+    Unknown,
+}
+
+/// A poll's start, from `poll_started` to `poll_ended`.
+#[derive(Clone, Copy)]
+pub(crate) struct PollStart {
+    at: u64,
+    waited: Waited,
+}
+
 /// The executor-wide telemetry.
 pub(crate) struct ExecProbe {
     probe: Probe,
@@ -197,21 +215,18 @@ impl ExecProbe {
 
     /// A poll of the slot's task begins; returns its start.
     #[inline(never)]
-    pub(crate) fn poll_started(&self, slot: &TaskProbe, first: bool) -> u64 {
+    pub(crate) fn poll_started(&self, slot: &TaskProbe, first: bool) -> PollStart {
         let now = self.probe.now();
         let ready = slot.ready.take();
         slot.waiting.clear();
         let task = slot.id();
-        {
-            let mut hist = lock_std(&self.hist);
-            if first {
-                let spawned = slot.spawned.get().unwrap_or(now);
-                hist.first_poll_delay
-                    .record(micros(now.saturating_sub(spawned)));
-            } else if let Some(ready) = ready {
-                hist.wake_to_poll.record(micros(now.saturating_sub(ready)));
-            }
-        }
+        let waited = if first {
+            Waited::FirstPoll(now.saturating_sub(slot.spawned.get().unwrap_or(now)))
+        } else {
+            ready.map_or(Waited::Unknown, |ready| {
+                Waited::Woken(now.saturating_sub(ready))
+            })
+        };
         self.polling_task
             .store(task.map_or(0, TaskId::get), Ordering::Relaxed);
         self.polling.set(now);
@@ -221,7 +236,7 @@ impl ExecProbe {
             }
             self.probe.emit(task, TraceEventKind::PollStarted, now);
         }
-        now
+        PollStart { at: now, waited }
     }
 
     /// The poll that began at `start` returned. `queued`: the task was
@@ -230,12 +245,12 @@ impl ExecProbe {
     pub(crate) fn poll_ended(
         &self,
         slot: &TaskProbe,
-        start: u64,
+        start: PollStart,
         queued: bool,
         ended: Option<TraceEventKind>,
     ) {
         let now = self.probe.now();
-        let took = now.saturating_sub(start);
+        let took = now.saturating_sub(start.at);
         self.polling.clear();
         self.polling_task.store(0, Ordering::Relaxed);
         add(&self.polls, 1);
@@ -245,7 +260,16 @@ impl ExecProbe {
         if self.probe.is_long(took) {
             add(&self.long_polls, 1);
         }
-        lock_std(&self.hist).poll_time.record(micros(took));
+        {
+            // One lock per poll: the wait before it and its time.
+            let mut hist = lock_std(&self.hist);
+            match start.waited {
+                Waited::FirstPoll(nanos) => hist.first_poll_delay.record(micros(nanos)),
+                Waited::Woken(nanos) => hist.wake_to_poll.record(micros(nanos)),
+                Waited::Unknown => {}
+            }
+            hist.poll_time.record(micros(took));
+        }
         let task = slot.id();
         if let Some(task) = task {
             self.probe.emit(task, TraceEventKind::PollEnded, now);

@@ -188,7 +188,11 @@ impl Probe {
     pub(crate) fn now(&self) -> u64 {
         let clock = &*self.config.clock;
         let ticks = clock.now();
-        let per_second = u128::from(clock.ticks_per_second().max(1));
+        let per_second = clock.ticks_per_second();
+        if per_second == 1_000_000_000 {
+            return ticks;
+        }
+        let per_second = u128::from(per_second.max(1));
         u64::try_from(u128::from(ticks) * 1_000_000_000 / per_second).unwrap_or(u64::MAX)
     }
 

@@ -98,7 +98,7 @@ impl Sink for SourceSink {
     }
 }
 
-/// The recorder held no event to export.
+/// Why a timeline could not be written.
 #[derive(Debug)]
 pub enum ChromeTraceError {
     /// Writing failed.

@@ -50,7 +50,9 @@ use core::pin::{Pin, pin};
 use core::task::{Context, Poll};
 
 use crate::sched::{Life, Step, TickTally, Word};
-use crate::waker::{CountPerTask, Counting, NoCounters, ReadyQueue, TaskCounters};
+#[cfg(doc)]
+use crate::waker::{CountPerTask, Timed};
+use crate::waker::{Counting, NoCounters, ReadyQueue, TaskCounters};
 use crate::{CancelError, PollObserver, Task, TaskFailure, TaskId, TaskOutput, TaskState};
 
 /// A borrowed, pinned task as the executor stores it.
@@ -141,7 +143,10 @@ pub struct TickReport {
 /// whose errors are kept per task as [`TaskFailure`]s. `C` chooses whether
 /// per-task [`TaskCounters`] are kept: [`NoCounters`] (the default, which
 /// costs nothing) or [`CountPerTask`], read with
-/// [`task_counters`](Self::task_counters).
+/// [`task_counters`](Self::task_counters); or [`Timed`], which keeps the
+/// counters and also stamps each wake, so that the observer of
+/// [`tick_observed`](Self::tick_observed) learns each poll's wake-to-poll or
+/// first-poll delay.
 ///
 /// # Guarantees
 ///
@@ -322,6 +327,9 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
             // `take_queued` then a separate start on a first poll (rare):
             // on targets without compare-and-swap, a fetch-and is cheaper
             // than `take_for_poll`'s loop on every poll.
+            // The stamp is read while the slot is still queued: a wake
+            // after `take_queued` queues it anew with a stamp of its own.
+            let stamp = queue.stamp(index);
             let word = queue.task_cell(index).take_queued();
             match tally.step(word) {
                 Step::Release => {
@@ -345,6 +353,9 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
                         C::polled(local, !first, self_woken);
                     }
                     let id = ReadyQueue::<N, C>::id_of(index, word.generation());
+                    if let Some(stamp) = stamp {
+                        observer.poll_waited(id, first, C::since(stamp));
+                    }
                     observer.poll_started(id);
                     let poll = self.poll_slot(index);
                     observer.poll_ended(id);
@@ -569,7 +580,9 @@ impl<const N: usize, C: Counting> Drop for UnwindGuard<N, C> {
     }
 }
 
-impl<'a, const N: usize, O: TaskOutput> AsyncExecutor<'a, N, O, CountPerTask> {
+impl<'a, const N: usize, O: TaskOutput, C: Counting<Local = TaskCounters>>
+    AsyncExecutor<'a, N, O, C>
+{
     /// The counters of task `id`, or `None` when `id` names no task here.
     /// They stay readable after the task ends, until its slot is reused.
     #[must_use]

@@ -328,6 +328,12 @@ impl Format for crate::CountPerTask {
     }
 }
 
+impl<T: crate::TickSource> Format for crate::Timed<T> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "Timed");
+    }
+}
+
 impl Format for crate::NoClock {
     fn format(&self, f: Formatter<'_>) {
         defmt::write!(f, "NoClock")

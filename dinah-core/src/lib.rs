@@ -15,12 +15,12 @@
 //! | [`queue`] | the [`FifoQueue`] trait, [`TaskQueue`] and [`QueuePushError`] |
 //! | [`cancel`] | [`CancellationToken`] |
 //! | [`metrics`] | [`RuntimeMetrics`], [`RuntimeMetrics32`] and their snapshots |
-//! | [`telemetry`] | the [`Sink`] every event consumer implements, the [`Clock`] trait, [`NoClock`], and the allocation-free [`Log2Histogram`] |
+//! | [`telemetry`] | the [`Sink`] every event consumer implements, the [`Clock`] and [`TickSource`] traits, [`NoClock`], the allocation-free [`Log2Histogram`], and the poll observers |
 //! | [`trace`] | [`TraceRing`], [`TraceEvent`], [`TraceEventKind`] and [`TraceRecordError`] |
 //! | [`executor`] | [`Executor`]: runs one closure now |
 //! | [`async_executor`] | [`AsyncExecutor`]: runs futures in `N` fixed slots, [`TickReport`], [`SpawnError`] |
 //! | [`task`] | the [`Task`] and [`TaskOutput`] traits, [`yield_now`], [`chunked`] |
-//! | [`waker`] | [`ReadyQueue`], the `'static` wake state, the heap-free waker (the crate's only `unsafe`), and the [`Counting`] modes with [`TaskCounters`] |
+//! | [`waker`] | [`ReadyQueue`], the `'static` wake state, the heap-free waker (the crate's only `unsafe`), and the [`Counting`] modes ([`TaskCounters`], [`Timed`] wake stamps) |
 //! | [`sched`] | the scheduling core both async executors share: a task's state word, the wake stack, the tick's rules |
 //! | [`scheduler`] | [`Scheduler`] |
 //!
@@ -95,6 +95,7 @@ pub use state::{InvalidTaskTransition, TaskState};
 pub use task::{Task, TaskOutput, YieldNow, chunked, yield_now};
 pub use telemetry::{
     Blocked, Clock, Log2Histogram, NoClock, PollEvents, PollObserver, PollTimes, PollWatch, Sink,
+    TickClock, TickSource,
 };
 pub use trace::{TraceEvent, TraceEventKind, TraceRecordError, TraceRing};
-pub use waker::{CancelError, CountPerTask, Counting, NoCounters, ReadyQueue, TaskCounters};
+pub use waker::{CancelError, CountPerTask, Counting, NoCounters, ReadyQueue, TaskCounters, Timed};

@@ -140,6 +140,17 @@ pub trait PollObserver {
     fn poll_started(&self, task: TaskId);
     /// That poll returned (or ended the task).
     fn poll_ended(&self, task: TaskId);
+    /// The poll of `task` about to begin waited `ticks` since the wake that
+    /// queued it or, when `first`, since the task was spawned: its
+    /// ready-queue age. Called just before [`poll_started`](Self::poll_started),
+    /// and only by an executor whose queue stamps wakes
+    /// ([`Timed`](crate::Timed)); `ticks` are the queue's
+    /// [`TickSource`] ticks. Wakes that coalesce into one poll are timed from
+    /// the first of them. Does nothing unless implemented.
+    #[inline(always)]
+    fn poll_waited(&self, task: TaskId, first: bool, ticks: u64) {
+        let _ = (task, first, ticks);
+    }
 }
 
 impl PollObserver for () {
@@ -153,6 +164,10 @@ impl<T: PollObserver + ?Sized> PollObserver for &T {
     #[inline(always)]
     fn poll_started(&self, task: TaskId) {
         (**self).poll_started(task);
+    }
+    #[inline(always)]
+    fn poll_waited(&self, task: TaskId, first: bool, ticks: u64) {
+        (**self).poll_waited(task, first, ticks);
     }
     #[inline(always)]
     fn poll_ended(&self, task: TaskId) {
@@ -171,20 +186,30 @@ impl<A: PollObserver, B: PollObserver> PollObserver for (A, B) {
         self.1.poll_ended(task);
         self.0.poll_ended(task);
     }
+    #[inline(always)]
+    fn poll_waited(&self, task: TaskId, first: bool, ticks: u64) {
+        self.0.poll_waited(task, first, ticks);
+        self.1.poll_waited(task, first, ticks);
+    }
 }
 
-/// A [`PollObserver`] that keeps the distribution of poll durations and
-/// counts long polls: the core executor's poll-time figures.
+/// A [`PollObserver`] that keeps the core executor's poll figures: the
+/// distribution of poll durations and the count of long polls and, on an
+/// executor whose queue stamps wakes ([`Timed`](crate::Timed)), the
+/// distributions of wake-to-poll delay and first-poll delay.
 ///
 /// It lives with the executor (it is not `Sync`): read it between ticks.
-/// Durations are in ticks of `clock`; a poll lasting at least
-/// `long_poll` ticks is long.
+/// Durations are in ticks of `clock`; a poll lasting at least `long_poll`
+/// ticks is long. Delays are in ticks of the queue's [`TickSource`]: give
+/// `PollTimes` a [`TickClock`] of the same source and every figure is in one
+/// unit. Without `Timed`, the two delay histograms stay empty.
 ///
 /// ```
 /// use dinah_core::{Clock, NoClock, PollTimes};
 ///
 /// let times: PollTimes<NoClock, 16> = PollTimes::new(NoClock, 50);
 /// assert_eq!(times.poll_time().count(), 0);
+/// assert_eq!(times.wake_to_poll().count(), 0);
 /// ```
 pub struct PollTimes<K: Clock, const B: usize = 24> {
     clock: K,
@@ -192,6 +217,8 @@ pub struct PollTimes<K: Clock, const B: usize = 24> {
     started: core::cell::Cell<u64>,
     long_polls: core::cell::Cell<u64>,
     poll_time: core::cell::RefCell<Log2Histogram<B>>,
+    wake_to_poll: core::cell::RefCell<Log2Histogram<B>>,
+    first_poll_delay: core::cell::RefCell<Log2Histogram<B>>,
 }
 
 impl<K: Clock, const B: usize> PollTimes<K, B> {
@@ -203,6 +230,8 @@ impl<K: Clock, const B: usize> PollTimes<K, B> {
             started: core::cell::Cell::new(0),
             long_polls: core::cell::Cell::new(0),
             poll_time: core::cell::RefCell::new(Log2Histogram::new()),
+            wake_to_poll: core::cell::RefCell::new(Log2Histogram::new()),
+            first_poll_delay: core::cell::RefCell::new(Log2Histogram::new()),
         }
     }
 
@@ -217,6 +246,21 @@ impl<K: Clock, const B: usize> PollTimes<K, B> {
     pub fn long_polls(&self) -> u64 {
         self.long_polls.get()
     }
+
+    /// How long each poll but a task's first waited after the wake that
+    /// queued it (its ready-queue age), in the queue's ticks. Empty unless
+    /// the queue is [`Timed`](crate::Timed).
+    #[must_use]
+    pub fn wake_to_poll(&self) -> Log2Histogram<B> {
+        self.wake_to_poll.borrow().clone()
+    }
+
+    /// How long each task waited from its spawn to its first poll, in the
+    /// queue's ticks. Empty unless the queue is [`Timed`](crate::Timed).
+    #[must_use]
+    pub fn first_poll_delay(&self) -> Log2Histogram<B> {
+        self.first_poll_delay.borrow().clone()
+    }
 }
 
 impl<K: Clock, const B: usize> PollObserver for PollTimes<K, B> {
@@ -230,6 +274,15 @@ impl<K: Clock, const B: usize> PollObserver for PollTimes<K, B> {
         if took >= self.long_poll {
             self.long_polls.set(self.long_polls.get().saturating_add(1));
         }
+    }
+
+    fn poll_waited(&self, _: TaskId, first: bool, ticks: u64) {
+        let figure = if first {
+            &self.first_poll_delay
+        } else {
+            &self.wake_to_poll
+        };
+        figure.borrow_mut().record(ticks);
     }
 }
 
@@ -407,6 +460,67 @@ impl<C: Clock + ?Sized> Clock for &C {
 
     fn ticks_per_second(&self) -> u64 {
         (**self).ticks_per_second()
+    }
+}
+
+/// A clock read without an instance: what a [`Timed`](crate::Timed) queue
+/// stamps wakes with. A waker carries nothing but a pointer into its queue,
+/// so the tick source it reads is a type, not a value.
+///
+/// Guarantees the implementer makes: as for [`Clock`] (never decreasing, a
+/// constant non-zero rate), and [`now`](TickSource::now) is safe and quick
+/// from any thread or interrupt handler that can wake a task (a wake calls
+/// it). Only the low 32 bits of a stamp are kept, so a wait longer than
+/// `2^32` ticks reads as wrapped.
+pub trait TickSource: 'static {
+    /// Ticks since the source's own origin.
+    fn now() -> u64;
+
+    /// How many ticks make a second.
+    fn ticks_per_second() -> u64;
+}
+
+/// A [`TickSource`] as a [`Clock`], so that a [`PollTimes`] or
+/// [`PollWatch`] measures in the same ticks as a `Timed` queue's stamps.
+/// Zero-sized; `const fn new`.
+pub struct TickClock<T: TickSource>(core::marker::PhantomData<fn() -> T>);
+
+impl<T: TickSource> TickClock<T> {
+    /// The clock reading `T`.
+    #[must_use]
+    pub const fn new() -> Self {
+        Self(core::marker::PhantomData)
+    }
+}
+
+impl<T: TickSource> Default for TickClock<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: TickSource> Clone for TickClock<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: TickSource> Copy for TickClock<T> {}
+
+impl<T: TickSource> core::fmt::Debug for TickClock<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("TickClock")
+    }
+}
+
+impl<T: TickSource> Clock for TickClock<T> {
+    #[inline(always)]
+    fn now(&self) -> u64 {
+        T::now()
+    }
+
+    fn ticks_per_second(&self) -> u64 {
+        T::ticks_per_second()
     }
 }
 

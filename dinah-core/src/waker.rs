@@ -47,6 +47,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 use core::fmt;
+use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
 use core::ptr;
 use core::task::{RawWaker, RawWakerVTable, Waker};
@@ -56,7 +57,7 @@ use crate::sched::{
     Word, const_unless_loom,
 };
 use crate::sync::{AtomicBool, Ordering};
-use crate::{TaskId, TaskState};
+use crate::{TaskId, TaskState, TickSource};
 
 /// One slot's shared wake state: 8 bytes (the shared [`TaskCell`]), plus
 /// the counters' share.
@@ -119,10 +120,12 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// Whether an executor keeps [`TaskCounters`] per task: [`NoCounters`] (the
-/// default: no RAM, no instructions) or [`CountPerTask`].
+/// Whether an executor keeps [`TaskCounters`] per task and stamps wakes:
+/// [`NoCounters`] (the default: no RAM, no instructions), [`CountPerTask`],
+/// or [`Timed`] (counters, and each wake stamped so that observers learn how
+/// long every poll waited).
 ///
-/// Sealed: the executor relies on exactly these two.
+/// Sealed: the executor relies on exactly these three.
 pub trait Counting: sealed::Sealed + 'static {
     #[doc(hidden)]
     type Shared: Sync;
@@ -138,6 +141,35 @@ pub trait Counting: sealed::Sealed + 'static {
     fn reset(shared: &Self::Shared, local: &mut Self::Local);
     #[doc(hidden)]
     fn polled(local: &mut Self::Local, woken: bool, self_woken: bool);
+    /// Stamps the moment a cell became queued. Called only by the party
+    /// that set `QUEUED`, before it queues the cell.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn queued(shared: &Self::Shared) {
+        let _ = shared;
+    }
+    /// The stamp of the wake (or spawn) that queued the cell, if stamps are
+    /// kept. Read by the consumer while the cell is still `QUEUED`.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn stamp(shared: &Self::Shared) -> Option<u32> {
+        let _ = shared;
+        None
+    }
+    /// Ticks from `stamp` to now.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn since(stamp: u32) -> u64 {
+        let _ = stamp;
+        0
+    }
+    /// The stale wakes counted for the cell's task.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn stale_count(shared: &Self::Shared) -> u32 {
+        let _ = shared;
+        0
+    }
 }
 
 /// Keep no per-task counters (the default).
@@ -150,8 +182,43 @@ pub struct NoCounters;
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
 pub struct CountPerTask;
 
+/// Keep [`TaskCounters`] per task, as [`CountPerTask`] does, and stamp every
+/// wake that queues a task, and every spawn, with `T`'s ticks: 16 bytes per
+/// slot in the executor and 8 in the queue.
+///
+/// An executor over a `Timed` queue tells its
+/// [`PollObserver`](crate::PollObserver) how long each poll waited, since the
+/// wake that queued it or, for a first poll, since the spawn
+/// ([`poll_waited`](crate::PollObserver::poll_waited));
+/// [`PollTimes`](crate::PollTimes) keeps those as its `wake_to_poll` and
+/// `first_poll_delay` histograms. Each wake that queues a task reads `T`
+/// once; a wake that coalesces with a queued one, or comes too late, does
+/// not.
+pub struct Timed<T: TickSource>(PhantomData<fn() -> T>);
+
+impl<T: TickSource> Clone for Timed<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: TickSource> Copy for Timed<T> {}
+
+impl<T: TickSource> Default for Timed<T> {
+    fn default() -> Self {
+        Self(PhantomData)
+    }
+}
+
+impl<T: TickSource> fmt::Debug for Timed<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Timed")
+    }
+}
+
 impl sealed::Sealed for NoCounters {}
 impl sealed::Sealed for CountPerTask {}
+impl<T: TickSource> sealed::Sealed for Timed<T> {}
 
 impl Counting for NoCounters {
     type Shared = ();
@@ -171,32 +238,92 @@ impl Counting for NoCounters {
 #[doc(hidden)]
 pub struct StaleCount(portable_atomic::AtomicU32);
 
+impl StaleCount {
+    const fn new() -> Self {
+        Self(portable_atomic::AtomicU32::new(0))
+    }
+}
+
+/// Counts a poll in a task's counters.
+fn count_poll(local: &mut TaskCounters, woken: bool, self_woken: bool) {
+    local.polls = local.polls.wrapping_add(1);
+    if woken {
+        local.wakes = local.wakes.wrapping_add(1);
+    }
+    if self_woken {
+        local.self_wakes = local.self_wakes.wrapping_add(1);
+    }
+}
+
+const NO_COUNTS: TaskCounters = TaskCounters {
+    polls: 0,
+    wakes: 0,
+    self_wakes: 0,
+    stale_wakes: 0,
+};
+
 impl Counting for CountPerTask {
     type Shared = StaleCount;
     #[allow(clippy::declare_interior_mutable_const)]
-    const SHARED: StaleCount = StaleCount(portable_atomic::AtomicU32::new(0));
+    const SHARED: StaleCount = StaleCount::new();
     type Local = TaskCounters;
-    const LOCAL: TaskCounters = TaskCounters {
-        polls: 0,
-        wakes: 0,
-        self_wakes: 0,
-        stale_wakes: 0,
-    };
+    const LOCAL: TaskCounters = NO_COUNTS;
     fn stale(shared: &StaleCount) {
         shared.0.fetch_add(1, Ordering::Relaxed);
     }
     fn reset(shared: &StaleCount, local: &mut TaskCounters) {
         shared.0.store(0, Ordering::Relaxed);
-        *local = Self::LOCAL;
+        *local = NO_COUNTS;
     }
     fn polled(local: &mut TaskCounters, woken: bool, self_woken: bool) {
-        local.polls = local.polls.wrapping_add(1);
-        if woken {
-            local.wakes = local.wakes.wrapping_add(1);
-        }
-        if self_woken {
-            local.self_wakes = local.self_wakes.wrapping_add(1);
-        }
+        count_poll(local, woken, self_woken);
+    }
+    fn stale_count(shared: &StaleCount) -> u32 {
+        shared.0.load(Ordering::Relaxed)
+    }
+}
+
+/// A [`Timed`] cell's share: the stale-wake count and the low 32 bits of the
+/// tick at which the cell was last queued. Plain `portable-atomic`, as
+/// [`StaleCount`]: the stamp is written before the push that publishes the
+/// cell and read after the take that receives it, so the wake stack's own
+/// ordering carries it.
+#[doc(hidden)]
+pub struct WakeStamp {
+    stale: StaleCount,
+    queued_at: portable_atomic::AtomicU32,
+}
+
+impl<T: TickSource> Counting for Timed<T> {
+    type Shared = WakeStamp;
+    #[allow(clippy::declare_interior_mutable_const)]
+    const SHARED: WakeStamp = WakeStamp {
+        stale: StaleCount::new(),
+        queued_at: portable_atomic::AtomicU32::new(0),
+    };
+    type Local = TaskCounters;
+    const LOCAL: TaskCounters = NO_COUNTS;
+    fn stale(shared: &WakeStamp) {
+        CountPerTask::stale(&shared.stale);
+    }
+    fn reset(shared: &WakeStamp, local: &mut TaskCounters) {
+        CountPerTask::reset(&shared.stale, local);
+    }
+    fn polled(local: &mut TaskCounters, woken: bool, self_woken: bool) {
+        count_poll(local, woken, self_woken);
+    }
+    fn queued(shared: &WakeStamp) {
+        // The low 32 bits: waits are wrapping differences of them.
+        shared.queued_at.store(T::now() as u32, Ordering::Relaxed);
+    }
+    fn stamp(shared: &WakeStamp) -> Option<u32> {
+        Some(shared.queued_at.load(Ordering::Relaxed))
+    }
+    fn since(stamp: u32) -> u64 {
+        u64::from((T::now() as u32).wrapping_sub(stamp))
+    }
+    fn stale_count(shared: &WakeStamp) -> u32 {
+        CountPerTask::stale_count(&shared.stale)
     }
 }
 
@@ -415,13 +542,29 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
     }
 
     /// Wakes slot `index` (see [`WakeStack::wake`]).
+    /// The party that queues the cell stamps it between setting `QUEUED`
+    /// and pushing, so the stamp is the wake's own, and the consumer, which
+    /// reads it after taking the entry, sees it.
     fn wake_index(&self, index: usize) {
         let cell = self.cell(index);
-        match self.stack.wake(&cell.task) {
-            Ok(true) => self.pend(),
+        match self.stack.mark(&cell.task) {
+            Ok(true) => {
+                C::queued(&cell.counters);
+                self.stack.push(&cell.task);
+                self.pend();
+            }
             Ok(false) => {}
             Err(Stale) => C::stale(&cell.counters),
         }
+    }
+
+    /// The stamp of the wake or spawn that queued slot `index`, if the
+    /// queue keeps stamps. Consumer only, while the slot is still `QUEUED`
+    /// (before `take_queued`), so that a wake arriving after it cannot
+    /// replace the stamp being read.
+    #[inline(always)]
+    pub(crate) fn stamp(&self, index: usize) -> Option<u32> {
+        C::stamp(&self.cell(index).counters)
     }
 
     /// Takes every entry off the wake stack, as a chain in wake order (see
@@ -446,6 +589,7 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
     /// only, and only for a slot whose previous task is over with no cloned
     /// waker left and not queued (invariant 5). Returns the new generation.
     pub(crate) fn reuse(&self, index: usize) -> u32 {
+        C::queued(&self.cell(index).counters);
         let generation = self.stack.start(self.task_cell(index));
         self.pend();
         generation
@@ -564,10 +708,10 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
     }
 }
 
-impl<const N: usize> ReadyQueue<N, CountPerTask> {
+impl<const N: usize, C: Counting<Local = TaskCounters>> ReadyQueue<N, C> {
     /// The stale wakes counted for slot `index` since its task was spawned.
     pub(crate) fn stale_of(&self, index: usize) -> u32 {
-        self.cell(index).counters.0.load(Ordering::Relaxed)
+        C::stale_count(&self.cell(index).counters)
     }
 }
 

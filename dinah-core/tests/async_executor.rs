@@ -478,6 +478,157 @@ fn per_task_counters_count_polls_wakes_self_wakes_and_stale_wakes() {
 }
 
 #[test]
+fn a_timed_queue_tells_each_poll_how_long_it_waited() {
+    use dinah_core::{
+        Log2Histogram, PollObserver, PollTimes, TaskCounters, TaskId, TickClock, TickSource, Timed,
+    };
+    use std::sync::atomic::AtomicU64;
+
+    static NOW: AtomicU64 = AtomicU64::new(0);
+    struct Now;
+    impl TickSource for Now {
+        fn now() -> u64 {
+            NOW.load(Ordering::Relaxed)
+        }
+        fn ticks_per_second() -> u64 {
+            1_000
+        }
+    }
+    fn at(tick: u64) {
+        NOW.store(tick, Ordering::Relaxed);
+    }
+    /// Every call, in order.
+    #[derive(Default)]
+    struct Calls(RefCell<Vec<(&'static str, TaskId, bool, u64)>>);
+    impl PollObserver for Calls {
+        fn poll_started(&self, task: TaskId) {
+            self.0.borrow_mut().push(("start", task, false, 0));
+        }
+        fn poll_ended(&self, _: TaskId) {}
+        fn poll_waited(&self, task: TaskId, first: bool, ticks: u64) {
+            self.0.borrow_mut().push(("waited", task, first, ticks));
+        }
+    }
+
+    static QUEUE: ReadyQueue<2, Timed<Now>> = ReadyQueue::new();
+    let probe = Probe::default();
+    let mut a = pin!(Some(async {
+        yield_now().await;
+        probe.gate().await;
+    }));
+    let mut b = pin!(Some(async {}));
+    let mut executor: AsyncExecutor<'_, 2, (), Timed<Now>> = AsyncExecutor::new(&QUEUE).unwrap();
+    let calls = Calls::default();
+    let times: PollTimes<TickClock<Now>, 8> = PollTimes::new(TickClock::new(), 100);
+    let observer = (&calls, &times);
+
+    at(5);
+    let a_id = executor.spawn(a.as_mut()).unwrap();
+    at(9);
+    let b_id = executor.spawn(b.as_mut()).unwrap();
+    // First polls: 7 and 3 ticks after the spawns. `a` wakes itself at 12.
+    at(12);
+    executor.tick_observed(8, &observer);
+    // Its second poll waited from its own wake at 12.
+    at(20);
+    executor.tick_observed(8, &observer);
+    // Two wakes coalesce: the wait runs from the first.
+    at(30);
+    probe.open();
+    let waker = probe.take_parked();
+    waker.wake_by_ref();
+    at(31);
+    waker.wake_by_ref();
+    at(45);
+    assert_eq!(executor.tick_observed(8, &observer).completed, 1);
+    // A stale wake stamps nothing and polls nothing.
+    at(50);
+    waker.wake_by_ref();
+    assert_eq!(executor.tick_observed(8, &observer).polled, 0);
+
+    assert_eq!(
+        *calls.0.borrow(),
+        [
+            ("waited", a_id, true, 7),
+            ("start", a_id, false, 0),
+            ("waited", b_id, true, 3),
+            ("start", b_id, false, 0),
+            ("waited", a_id, false, 8),
+            ("start", a_id, false, 0),
+            ("waited", a_id, false, 15),
+            ("start", a_id, false, 0),
+        ]
+    );
+    let histogram = |samples: &[u64]| {
+        let mut h: Log2Histogram<8> = Log2Histogram::new();
+        samples.iter().for_each(|&s| h.record(s));
+        h
+    };
+    assert_eq!(times.first_poll_delay(), histogram(&[7, 3]));
+    assert_eq!(times.wake_to_poll(), histogram(&[8, 15]));
+    assert_eq!(times.poll_time(), histogram(&[0, 0, 0, 0]));
+    assert_eq!(
+        executor.task_counters(a_id),
+        Some(TaskCounters {
+            polls: 3,
+            wakes: 2,
+            self_wakes: 1,
+            stale_wakes: 1,
+        })
+    );
+}
+
+#[test]
+fn a_stamp_is_never_older_than_the_wake_that_queued_the_poll() {
+    use dinah_core::{PollObserver, TaskId, TickSource, Timed};
+    use std::sync::atomic::AtomicU64;
+
+    static NOW: AtomicU64 = AtomicU64::new(0);
+    struct Now;
+    impl TickSource for Now {
+        fn now() -> u64 {
+            NOW.load(Ordering::Relaxed)
+        }
+        fn ticks_per_second() -> u64 {
+            1
+        }
+    }
+    struct Waits(Mutex<Vec<u64>>);
+    impl PollObserver for Waits {
+        fn poll_started(&self, _: TaskId) {}
+        fn poll_ended(&self, _: TaskId) {}
+        fn poll_waited(&self, _: TaskId, _: bool, ticks: u64) {
+            self.0.lock().unwrap().push(ticks);
+        }
+    }
+
+    // A wake made during the task's poll, after the executor took the wake
+    // that queued that poll, queues it anew: the next poll is timed from the
+    // new wake, not the old one.
+    static QUEUE: ReadyQueue<1, Timed<Now>> = ReadyQueue::new();
+    let probe = Probe::default();
+    let mut task = pin!(Some(async {
+        probe.gate().await;
+        // Woken at 100 by the wake below and polled at 110; it wakes itself
+        // at 130.
+        NOW.store(130, Ordering::Relaxed);
+        yield_now().await;
+    }));
+    let mut executor: AsyncExecutor<'_, 1, (), Timed<Now>> = AsyncExecutor::new(&QUEUE).unwrap();
+    let waits = Waits(Mutex::new(Vec::new()));
+    executor.spawn(task.as_mut()).unwrap();
+    executor.tick_observed(8, &waits);
+    NOW.store(100, Ordering::Relaxed);
+    probe.open();
+    probe.take_parked().wake();
+    NOW.store(110, Ordering::Relaxed);
+    executor.tick_observed(8, &waits);
+    NOW.store(131, Ordering::Relaxed);
+    executor.tick_observed(8, &waits);
+    assert_eq!(*waits.0.lock().unwrap(), [0, 10, 1]);
+}
+
+#[test]
 fn without_counters_a_slot_costs_nothing_extra() {
     use core::mem::size_of;
     use dinah_core::{CountPerTask, TaskRef};
@@ -490,6 +641,21 @@ fn without_counters_a_slot_costs_nothing_extra() {
     assert_eq!(
         size_of::<ReadyQueue<5, CountPerTask>>() - size_of::<ReadyQueue<3, CountPerTask>>(),
         2 * 12
+    );
+    // With wake stamps: 16.
+    struct Never;
+    impl dinah_core::TickSource for Never {
+        fn now() -> u64 {
+            0
+        }
+        fn ticks_per_second() -> u64 {
+            1
+        }
+    }
+    assert_eq!(
+        size_of::<ReadyQueue<5, dinah_core::Timed<Never>>>()
+            - size_of::<ReadyQueue<3, dinah_core::Timed<Never>>>(),
+        2 * 16
     );
     // The executor: exactly the borrowed task pointer a slot, plus 16 with counters.
     let slot = size_of::<Option<TaskRef<'static, ()>>>();

@@ -195,3 +195,66 @@ fn the_idle_check_never_sleeps_through_a_wake() {
         assert_eq!(executor.task_state(id), Some(TaskState::Completed));
     });
 }
+
+/// The tick source of the timed model: a plain atomic that the model resets
+/// in each execution (it is a reading, not part of the wake protocol).
+static NOW: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+struct Now;
+
+impl dinah_core::TickSource for Now {
+    fn now() -> u64 {
+        NOW.load(std::sync::atomic::Ordering::SeqCst)
+    }
+    fn ticks_per_second() -> u64 {
+        1
+    }
+}
+
+/// The waits an executor reports, in order.
+struct Waits(std::cell::RefCell<Vec<(bool, u64)>>);
+
+impl dinah_core::PollObserver for Waits {
+    fn poll_started(&self, _: dinah_core::TaskId) {}
+    fn poll_ended(&self, _: dinah_core::TaskId) {}
+    fn poll_waited(&self, _: dinah_core::TaskId, first: bool, ticks: u64) {
+        self.0.borrow_mut().push((first, ticks));
+    }
+}
+
+#[test]
+fn a_timed_wake_racing_the_poll_is_never_lost_and_every_poll_is_timed() {
+    use dinah_core::Timed;
+    loom::model(|| {
+        NOW.store(0, std::sync::atomic::Ordering::SeqCst);
+        let queue: &'static ReadyQueue<1, Timed<Now>> = leak(ReadyQueue::new());
+        let probe: &'static Probe = leak(Probe::default());
+        let mut task = pin!(Some(probe.gate()));
+        let mut executor: AsyncExecutor<'_, 1, (), Timed<Now>> = AsyncExecutor::new(queue).unwrap();
+        let waits = Waits(std::cell::RefCell::new(Vec::new()));
+        let id = executor.spawn(task.as_mut()).unwrap();
+        executor.tick_observed(4, &waits);
+        let waker = probe.take_parked();
+        // Queued at 0; the other thread wakes at 7, racing the next poll.
+        waker.wake_by_ref();
+        let other = thread::spawn(move || {
+            NOW.store(7, std::sync::atomic::Ordering::SeqCst);
+            probe.open();
+            waker.wake();
+        });
+        executor.tick_observed(4, &waits);
+        other.join().unwrap();
+        executor.tick_observed(4, &waits);
+        assert_eq!(executor.task_state(id), Some(TaskState::Completed));
+        let waits = waits.0.into_inner();
+        // One wait per poll; only the first is a first poll; a wait runs
+        // from the stamp at 0 or at 7 to a poll at 0 or 7, never backwards.
+        assert_eq!(waits.len(), probe.polls());
+        assert_eq!(waits[0], (true, 0));
+        assert!(
+            waits[1..]
+                .iter()
+                .all(|&(first, ticks)| !first && (ticks == 0 || ticks == 7))
+        );
+    });
+}

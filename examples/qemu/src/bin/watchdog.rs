@@ -8,6 +8,12 @@
 //! ticks or more: it reports `WorkerBlocked` with the task over defmt, once,
 //! and lets the spinning task go. Nothing is reported while tasks yield.
 //!
+//! The queue is `Timed` with the same SysTick count, so the executor also
+//! tells a `PollTimes` how long each poll waited after its wake: the polite
+//! task, woken by itself just before the spinner's poll, waits behind it
+//! for at least those three ticks. That is the ready-queue age that tells
+//! the victims of a blocked poll apart from the blocked poll itself.
+//!
 //! Every logged line is independent of timing: the watch measures in
 //! SysTick ticks and the handler checks after each tick, so the report
 //! always says three ticks. CI compares the decoded log with
@@ -21,14 +27,17 @@ use portable_atomic::{AtomicBool, AtomicU32, Ordering};
 use cortex_m::peripheral::syst::SystClkSource;
 use cortex_m_rt::{entry, exception};
 use defmt::{info, warn};
-use dinah_core::{AsyncExecutor, Clock, PollWatch, ReadyQueue, TaskState, yield_now};
+use dinah_core::{
+    AsyncExecutor, PollTimes, PollWatch, ReadyQueue, TaskState, TickClock, TickSource, Timed,
+    yield_now,
+};
 use dinah_qemu::{TARGET, check, exit_success};
 
 const SLOTS: usize = 2;
 /// A poll running this many SysTick ticks is reported.
 const BLOCKED_TICKS: u64 = 3;
 
-static QUEUE: ReadyQueue<SLOTS> = ReadyQueue::new();
+static QUEUE: ReadyQueue<SLOTS, Timed<SysTicks>> = ReadyQueue::new();
 
 /// SysTick interrupts so far: the watch's clock.
 static TICKS: AtomicU32 = AtomicU32::new(0);
@@ -40,19 +49,19 @@ static RELEASED: AtomicBool = AtomicBool::new(false);
 /// SysTick ticks, counted by the handler.
 struct SysTicks;
 
-impl Clock for SysTicks {
-    fn now(&self) -> u64 {
+impl TickSource for SysTicks {
+    fn now() -> u64 {
         u64::from(TICKS.load(Ordering::Relaxed))
     }
 
     /// Nominal: the reload below gives about 600 ticks a second on the
     /// emulated 12 MHz core.
-    fn ticks_per_second(&self) -> u64 {
+    fn ticks_per_second() -> u64 {
         600
     }
 }
 
-static WATCH: PollWatch<SysTicks> = PollWatch::new(SysTicks);
+static WATCH: PollWatch<TickClock<SysTicks>> = PollWatch::new(TickClock::new());
 
 #[exception]
 fn SysTick() {
@@ -92,8 +101,9 @@ fn main() -> ! {
     syst.enable_interrupt();
     syst.enable_counter();
 
-    let mut executor: AsyncExecutor<'_, SLOTS> =
+    let mut executor: AsyncExecutor<'_, SLOTS, (), Timed<SysTicks>> =
         AsyncExecutor::new(&QUEUE).unwrap_or_else(|_| panic!("first executor"));
+    let times: PollTimes<TickClock<SysTicks>, 16> = PollTimes::new(TickClock::new(), BLOCKED_TICKS);
     let polite = executor.spawn(polite.as_mut()).ok();
     let spinner = executor.spawn(spinner.as_mut()).ok();
     check(
@@ -106,9 +116,11 @@ fn main() -> ! {
     );
     info!("spinning task is {}", spinner);
 
-    // Every poll is published to the watch the SysTick handler reads.
+    // Every poll is published to the watch the SysTick handler reads, and
+    // timed, with its wait, by `times`.
+    let observer = (&WATCH, &times);
     while executor.live_tasks() > 0 {
-        executor.tick_observed(SLOTS, &WATCH);
+        executor.tick_observed(SLOTS, &observer);
     }
     peripherals.SYST.disable_interrupt();
     peripherals.SYST.disable_counter();
@@ -120,6 +132,20 @@ fn main() -> ! {
     );
     check(REPORTS.load(Ordering::Relaxed) == 1, "one report");
     check(WATCH.blocked(0).is_none(), "no poll running after the run");
+    let (waits, first) = (times.wake_to_poll(), times.first_poll_delay());
+    check(
+        first.count() == 2 && waits.count() == 3,
+        "two first polls and three woken polls were timed",
+    );
+    check(
+        waits.max() >= BLOCKED_TICKS,
+        "the polite task waited behind the spinner at least as long as it blocked",
+    );
+    check(times.long_polls() == 1, "one long poll: the spinner's");
+    info!(
+        "polite task: ready for at least {=u64} ticks behind the blocked poll",
+        BLOCKED_TICKS
+    );
     info!("all checks passed");
     exit_success()
 }

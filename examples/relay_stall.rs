@@ -312,7 +312,7 @@ impl Relay {
                         })
                         .collect();
                     executor.tick(usize::MAX);
-                    started.send((executor.monitor().unwrap(), tasks)).unwrap();
+                    started.send((executor.monitor(), tasks)).unwrap();
                     for command in inbox {
                         match command {
                             Command::Run(target) => {

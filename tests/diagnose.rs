@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use dinah::{
     BlockingConfig, BlockingPool, Cause, CoreConfig, ExecutorConfig, LocalExecutor, ManualClock,
-    ShutdownPolicy, SubmitError, TaskId, TelemetryConfig, Thresholds, TraceBuffer, TraceEventKind,
-    Verdict, WorkerPool,
+    Measured, ShutdownPolicy, SubmitError, TaskId, TelemetryConfig, Thresholds, TraceBuffer,
+    TraceEventKind, Verdict, WorkerPool,
 };
 use dinah_core::Log2Histogram;
 
@@ -90,7 +90,7 @@ impl Future for Forgotten {
     }
 }
 
-fn executor(clock: &ManualClock, config: ExecutorConfig) -> LocalExecutor<'static> {
+fn executor(clock: &ManualClock, config: ExecutorConfig) -> LocalExecutor<'static, Measured> {
     LocalExecutor::with_telemetry(config, TelemetryConfig::new().with_clock(clock.clone()))
         .expect("valid config")
 }
@@ -156,7 +156,7 @@ fn executor_figures_and_events_follow_each_handoff() {
         ]
     );
 
-    let figures = executor.monitor().unwrap().figures();
+    let figures = executor.monitor().figures();
     assert_eq!(
         (
             figures.spawned,
@@ -181,6 +181,26 @@ fn executor_figures_and_events_follow_each_handoff() {
 }
 
 #[test]
+fn whether_an_executor_measures_itself_is_part_of_its_type() {
+    use dinah::{Unmeasured, yield_now};
+    let task = || async {
+        yield_now().await;
+        Ok::<u32, ()>(7)
+    };
+    // The same tasks run the same way on both; only the measured one has
+    // figures, and only its type has a `monitor`.
+    let plain: LocalExecutor<'static, Unmeasured> = LocalExecutor::new();
+    let measured: LocalExecutor<'static, Measured> =
+        LocalExecutor::with_telemetry(ExecutorConfig::default(), TelemetryConfig::new()).unwrap();
+    let on_plain = plain.spawn(task()).unwrap();
+    let on_measured = measured.spawn(task()).unwrap();
+    assert_eq!(plain.block_on(on_plain), Ok(7));
+    assert_eq!(measured.block_on(on_measured), Ok(7));
+    let figures = measured.monitor().figures();
+    assert_eq!((figures.spawned, figures.polls, figures.wakes), (1, 2, 1));
+}
+
+#[test]
 fn per_task_figures_show_each_phase() {
     let clock = ManualClock::new();
     let executor = executor(&clock, ExecutorConfig::default());
@@ -188,7 +208,7 @@ fn per_task_figures_show_each_phase() {
     let woken = executor.spawn(serve(signal.clone())).unwrap();
     let idle = executor.spawn(serve(Signal::default())).unwrap();
     executor.tick(usize::MAX);
-    let monitor = executor.monitor().unwrap();
+    let monitor = executor.monitor();
     clock.advance(7 * MS);
     signal.fire();
     clock.advance(2 * MS);
@@ -212,7 +232,7 @@ fn per_task_figures_show_each_phase() {
 fn a_healthy_executor_reports_nothing() {
     let clock = ManualClock::new();
     let executor = executor(&clock, ExecutorConfig::default());
-    let monitor = executor.monitor().unwrap();
+    let monitor = executor.monitor();
     let signals: Vec<Signal> = (0..4).map(|_| Signal::default()).collect();
     for signal in &signals {
         drop(executor.spawn(serve(signal.clone())).unwrap());
@@ -233,7 +253,7 @@ fn a_healthy_executor_reports_nothing() {
 fn a_lost_wake_is_no_wake_and_only_that() {
     let clock = ManualClock::new();
     let executor = executor(&clock, ExecutorConfig::default());
-    let monitor = executor.monitor().unwrap();
+    let monitor = executor.monitor();
     let healthy = Signal::default();
     drop(executor.spawn(serve(healthy.clone())).unwrap());
     let lost = executor.spawn(Forgotten).unwrap();
@@ -262,7 +282,7 @@ fn a_lost_wake_is_no_wake_and_only_that() {
 fn woken_tasks_left_unpolled_are_ready_but_delayed_and_only_that() {
     let clock = ManualClock::new();
     let executor = executor(&clock, ExecutorConfig::default());
-    let monitor = executor.monitor().unwrap();
+    let monitor = executor.monitor();
     let signals: Vec<Signal> = (0..3).map(|_| Signal::default()).collect();
     let first = executor.spawn(serve(signals[0].clone())).unwrap();
     for signal in &signals[1..] {
@@ -314,9 +334,7 @@ fn a_poll_that_does_not_return_is_worker_blocked_seen_from_another_thread() {
                     release.wait(); // a blocking call inside a poll
                 })
                 .unwrap();
-            sender
-                .send((executor.monitor().unwrap(), stuck.id()))
-                .unwrap();
+            sender.send((executor.monitor(), stuck.id())).unwrap();
             executor.tick(usize::MAX);
         })
     };
@@ -350,7 +368,7 @@ fn a_full_ingress_is_admission_full_for_its_window() {
             ingress_capacity: 1,
         },
     );
-    let monitor = executor.monitor().unwrap();
+    let monitor = executor.monitor();
     let spawner = executor.spawner();
     drop(spawner.try_spawn(async {}).unwrap());
     clock.advance(3 * MS);

@@ -46,9 +46,11 @@ mod unwind;
 
 pub use cancel::CancellationHandle;
 pub use clock::StdClock;
+#[cfg(feature = "telemetry")]
+pub use executor::Measured;
 pub use executor::{
     ExecutorConfig, ExecutorMonitor, JoinFailure, JoinHandle, LocalExecutor, LocalSpawner,
-    ShutdownReport, Spawner, TrySpawnError,
+    Measuring, ShutdownReport, Spawner, TrySpawnError, Unmeasured,
 };
 pub use pool::{
     AdmissionBound, BlockingConfig, BlockingPool, JoinError, PoolError, PoolMonitor, PoolReport,

@@ -11,7 +11,7 @@ use std::task::{Context, Poll, Waker};
 
 use dinah_core::{TaskFailureKind, TaskId, TaskOutput};
 
-use super::shared::Header;
+use super::shared::CancelTarget;
 use crate::sync::{AtomicBool, Mutex, Ordering, lock};
 
 /// Why a task's [`JoinHandle`] holds no value.
@@ -157,7 +157,7 @@ pub(crate) trait Resolve {
     fn abort(&self, why: Abort);
     /// Tells the join where its task now lives (a task that came through
     /// the ingress); carries out a cancellation requested before that.
-    fn attach(&self, header: &Arc<Header>, generation: u32);
+    fn attach(&self, header: Arc<dyn CancelTarget>, generation: u32);
 }
 
 enum Outcome<V, E> {
@@ -171,7 +171,7 @@ struct State<V, E> {
     /// The task awaiting the handle.
     waker: Option<Waker>,
     /// The task's cell and generation, once it is in the executor.
-    target: Option<(Arc<Header>, u32)>,
+    target: Option<(Arc<dyn CancelTarget>, u32)>,
     /// `cancel` was called before the task reached the executor.
     cancel_requested: bool,
 }
@@ -185,7 +185,7 @@ pub(crate) struct Join<V, E> {
 }
 
 impl<V, E> Join<V, E> {
-    pub(crate) fn new(id: TaskId, target: Option<(Arc<Header>, u32)>) -> Arc<Self> {
+    pub(crate) fn new(id: TaskId, target: Option<(Arc<dyn CancelTarget>, u32)>) -> Arc<Self> {
         Arc::new(Self {
             id,
             state: Mutex::new(State {
@@ -226,10 +226,10 @@ impl<V, E> Resolve for Join<V, E> {
         }));
     }
 
-    fn attach(&self, header: &Arc<Header>, generation: u32) {
+    fn attach(&self, header: Arc<dyn CancelTarget>, generation: u32) {
         let cancel = {
             let mut state = lock(&self.state);
-            state.target = Some((Arc::clone(header), generation));
+            state.target = Some((Arc::clone(&header), generation));
             state.cancel_requested
         };
         if cancel {

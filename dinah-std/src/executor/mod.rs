@@ -27,7 +27,7 @@ pub use shared::Spawner;
 use dinah_core::{TaskId, TraceEventKind};
 use join::{Abort, AbortNote, Join, wrap};
 use probe::{ExecProbe, TaskProbe};
-use shared::{BoxedTask, Header, RunningHere, Shared};
+use shared::{BoxedTask, CancelTarget, Header, RunningHere, Shared};
 
 use crate::CapacityError;
 use crate::sync::{current, park};
@@ -36,6 +36,48 @@ use crate::unwind::panic_text;
 
 /// The cell index of the future `block_on` drives; task indices stay below.
 const MAIN: u32 = u32::MAX - 1;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Whether a [`LocalExecutor`] measures itself: [`Unmeasured`] (the default,
+/// from [`LocalExecutor::new`] and [`with_config`](LocalExecutor::with_config))
+/// or, with the `telemetry` feature, `Measured` (from
+/// `LocalExecutor::with_telemetry`).
+///
+/// Part of the type so that the choice costs nothing when it is "no": an
+/// unmeasured executor compiles to the code of a build without the
+/// `telemetry` feature. Sealed.
+pub trait Measuring: sealed::Sealed + 'static {
+    #[doc(hidden)]
+    const ON: bool;
+}
+
+/// A [`LocalExecutor`] that keeps no telemetry (the default).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct Unmeasured;
+
+impl sealed::Sealed for Unmeasured {}
+
+impl Measuring for Unmeasured {
+    const ON: bool = false;
+}
+
+/// A [`LocalExecutor`] that measures itself as its
+/// [`TelemetryConfig`](crate::TelemetryConfig) says, read through its
+/// [`ExecutorMonitor`].
+#[cfg(feature = "telemetry")]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct Measured;
+
+#[cfg(feature = "telemetry")]
+impl sealed::Sealed for Measured {}
+
+#[cfg(feature = "telemetry")]
+impl Measuring for Measured {
+    const ON: bool = true;
+}
 
 /// How a [`LocalExecutor`] is sized.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -134,12 +176,12 @@ struct Place<'a> {
 
 type TaskPlace<'a> = Rc<Place<'a>>;
 
-struct Slot<'a> {
-    header: Arc<Header>,
+struct Slot<'a, M: Measuring> {
+    header: Arc<Header<M>>,
     task: TaskPlace<'a>,
 }
 
-impl Slot<'_> {
+impl<M: Measuring> Slot<'_, M> {
     fn new(index: u32, shared: &Arc<Shared>) -> Self {
         let header = Header::new(index, shared, true);
         Self {
@@ -154,11 +196,11 @@ impl Slot<'_> {
     }
 }
 
-struct Inner<'a> {
+struct Inner<'a, M: Measuring> {
     shared: Arc<Shared>,
-    main: Arc<Header>,
+    main: Arc<Header<M>>,
     main_waker: Waker,
-    slots: RefCell<Vec<Slot<'a>>>,
+    slots: RefCell<Vec<Slot<'a, M>>>,
     free: RefCell<Vec<u32>>,
     /// Taken off the wake stack or the local list, oldest first; entries
     /// before `next` have been handed out this tick.
@@ -189,9 +231,9 @@ impl Drop for Entered<'_> {
 }
 
 /// Ends `block_on`'s main future, even by unwinding.
-struct MainGuard<'r, 'a>(&'r Inner<'a>);
+struct MainGuard<'r, 'a, M: Measuring>(&'r Inner<'a, M>);
 
-impl Drop for MainGuard<'_, '_> {
+impl<M: Measuring> Drop for MainGuard<'_, '_, M> {
     fn drop(&mut self) {
         self.0.shared.stack.set_polling(0);
         self.0.in_block_on.set(false);
@@ -200,7 +242,19 @@ impl Drop for MainGuard<'_, '_> {
     }
 }
 
-impl<'a> Inner<'a> {
+impl<'a, M: Measuring> Inner<'a, M> {
+    /// The executor's probe, when `M` measures: always `None` for an
+    /// unmeasured executor, known when compiling, so that none of its
+    /// telemetry code is even tested for.
+    #[inline(always)]
+    fn probe(&self) -> Option<&ExecProbe> {
+        if M::ON {
+            self.shared.probe.get().map(|probe| &**probe)
+        } else {
+            None
+        }
+    }
+
     fn new(
         config: ExecutorConfig,
         telemetry: Option<TelemetryConfig>,
@@ -256,7 +310,7 @@ impl<'a> Inner<'a> {
         let id = self.shared.next_id();
         let closed = self.closed.get();
         if closed || self.live.get() >= self.max_tasks {
-            if let Some(probe) = self.shared.probe.get() {
+            if let Some(probe) = self.probe() {
                 probe.rejected(id, !closed);
             }
             return Err(if closed {
@@ -265,20 +319,16 @@ impl<'a> Inner<'a> {
                 TrySpawnError::Full(future)
             });
         }
-        let at = self
-            .shared
-            .probe
-            .get()
-            .map_or(0, |probe| probe.submitted(id));
+        let at = self.probe().map_or(0, |probe| probe.submitted(id));
         let (index, header, generation, note) = self.claim_slot(id, at);
-        let join = Join::new(id, Some((header, generation)));
+        let join = Join::new(id, Some((header as Arc<dyn CancelTarget>, generation)));
         self.install(index, Box::pin(wrap(future, Arc::clone(&join), note)));
         Ok(JoinHandle::new(join))
     }
 
     /// Takes a free slot (or adds one), starts a new task in its cell (which
     /// queues it) and returns its index, header, generation and abort note.
-    fn claim_slot(&self, id: TaskId, at: u64) -> (u32, Arc<Header>, u32, Rc<AbortNote<'a>>) {
+    fn claim_slot(&self, id: TaskId, at: u64) -> (u32, Arc<Header<M>>, u32, Rc<AbortNote<'a>>) {
         let mut slots = self.slots.borrow_mut();
         let index = match self.free.borrow_mut().pop() {
             Some(index) => index,
@@ -294,12 +344,12 @@ impl<'a> Inner<'a> {
         // with its old task; this task gets a new one. A stale wake through
         // the old one finds its task over.
         if Arc::strong_count(&slot.header) > 2 {
-            if let (Some(probe), Some(old)) = (self.shared.probe.get(), slot.header.probe.get()) {
+            if let (Some(probe), Some(old)) = (self.probe(), slot.header.probe.get()) {
                 probe.forget(old);
             }
             *slot = Slot::new(index, &self.shared);
         }
-        if let (Some(probe), Some(task)) = (self.shared.probe.get(), slot.header.probe.get()) {
+        if let (Some(probe), Some(task)) = (self.probe(), slot.header.probe.get()) {
             probe.installed(task, id, at);
         }
         // Spawning happens on the executor's thread (it is `!Send`).
@@ -328,7 +378,7 @@ impl<'a> Inner<'a> {
             let (index, header, generation, note) =
                 self.claim_slot(submission.id(), submission.submitted_at());
             let (future, join) = submission.admit(note);
-            join.attach(&header, generation);
+            join.attach(header, generation);
             self.install(index, future);
         }
     }
@@ -421,14 +471,13 @@ impl<'a> Inner<'a> {
                     // (its resolver finds no panic note).
                     let task = place.task.borrow_mut().take();
                     drop(task);
-                    if let (Some(probe), Some(slot)) = (self.shared.probe.get(), place.probe.get())
-                    {
+                    if let (Some(probe), Some(slot)) = (self.probe(), place.probe.get()) {
                         probe.cancelled(slot);
                     }
                     self.end(index, Life::Cancelled);
                 }
                 Step::Poll { first, .. } => {
-                    let watched = match (self.shared.probe.get(), place.probe.get()) {
+                    let watched = match (self.probe(), place.probe.get()) {
                         (Some(probe), Some(slot)) => {
                             Some((probe, slot, probe.poll_started(slot, first)))
                         }
@@ -546,7 +595,7 @@ impl<'a> Inner<'a> {
         self.closed.set(true);
         let submissions = self.shared.close();
         let cancelled_submissions = submissions.len();
-        if let Some(probe) = self.shared.probe.get() {
+        if let Some(probe) = self.probe() {
             for submission in &submissions {
                 probe.dropped(submission.id());
             }
@@ -560,9 +609,7 @@ impl<'a> Inner<'a> {
                 .filter_map(|slot| {
                     let task = slot.task.task.borrow_mut().take()?;
                     slot.header.cell.set_life(Life::Cancelled);
-                    if let (Some(probe), Some(slot)) =
-                        (self.shared.probe.get(), slot.task.probe.get())
-                    {
+                    if let (Some(probe), Some(slot)) = (self.probe(), slot.task.probe.get()) {
                         probe.cancelled(slot);
                     }
                     Some(task)
@@ -662,8 +709,8 @@ impl<'a> Inner<'a> {
 ///
 /// Shuts it down as [`shutdown`](Self::shutdown) does, discarding the
 /// report.
-pub struct LocalExecutor<'a> {
-    inner: Rc<Inner<'a>>,
+pub struct LocalExecutor<'a, M: Measuring = Unmeasured> {
+    inner: Rc<Inner<'a, M>>,
 }
 
 impl<'a> LocalExecutor<'a> {
@@ -690,19 +737,23 @@ impl<'a> LocalExecutor<'a> {
             inner: Rc::new(Inner::new(config, None)?),
         })
     }
+}
 
-    #[cfg(feature = "telemetry")]
+#[cfg(feature = "telemetry")]
+impl<'a> LocalExecutor<'a, Measured> {
     /// An executor sized by `config` that measures itself as `telemetry`
     /// says: per-task and executor figures, events to the configured sink,
     /// and a [`monitor`](Self::monitor) that diagnoses stalls from any
     /// thread.
     ///
-    /// Without telemetry (every other constructor) the executor reads no
-    /// clock, keeps no figures and emits nothing.
+    /// Whether an executor measures itself is part of its type
+    /// ([`Measured`] here, [`Unmeasured`] from every other constructor): an
+    /// unmeasured executor reads no clock, keeps no figures, emits nothing,
+    /// and runs not one instruction to find that out.
     ///
     /// # Errors
     ///
-    /// As [`with_config`](Self::with_config).
+    /// As [`with_config`](LocalExecutor::with_config).
     pub fn with_telemetry(
         config: ExecutorConfig,
         telemetry: TelemetryConfig,
@@ -712,19 +763,15 @@ impl<'a> LocalExecutor<'a> {
         })
     }
 
-    #[cfg(feature = "telemetry")]
     /// A `Send + Sync` handle that reads this executor's figures and
-    /// diagnoses it from any thread; `None` without telemetry.
+    /// diagnoses it from any thread.
     #[must_use]
-    pub fn monitor(&self) -> Option<ExecutorMonitor> {
-        self.inner
-            .shared
-            .probe
-            .get()
-            .is_some()
-            .then(|| ExecutorMonitor::new(Arc::clone(&self.inner.shared)))
+    pub fn monitor(&self) -> ExecutorMonitor {
+        ExecutorMonitor::new(Arc::clone(&self.inner.shared))
     }
+}
 
+impl<'a, M: Measuring> LocalExecutor<'a, M> {
     /// Adds a task, first polled in the next tick. `F` may borrow anything
     /// that outlives `'a` and need not be `Send`. Its output is `()` or a
     /// `Result<V, E>`; the handle gives back the value or the failure.
@@ -746,7 +793,7 @@ impl<'a> LocalExecutor<'a> {
     /// A handle that spawns onto this executor from inside its own tasks
     /// (the executor itself cannot be borrowed there).
     #[must_use]
-    pub fn local_spawner(&self) -> LocalSpawner<'a> {
+    pub fn local_spawner(&self) -> LocalSpawner<'a, M> {
         LocalSpawner {
             inner: Rc::clone(&self.inner),
         }
@@ -830,7 +877,7 @@ impl Default for LocalExecutor<'_> {
     }
 }
 
-impl Drop for LocalExecutor<'_> {
+impl<M: Measuring> Drop for LocalExecutor<'_, M> {
     fn drop(&mut self) {
         if !self.inner.running.get() && !self.inner.closed.get() {
             self.inner.shutdown();
@@ -838,7 +885,7 @@ impl Drop for LocalExecutor<'_> {
     }
 }
 
-impl fmt::Debug for LocalExecutor<'_> {
+impl<M: Measuring> fmt::Debug for LocalExecutor<'_, M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LocalExecutor")
             .field("live_tasks", &self.live_tasks())
@@ -851,11 +898,11 @@ impl fmt::Debug for LocalExecutor<'_> {
 /// It keeps the executor's state alive but does not keep it running: after
 /// the executor is shut down or dropped, spawns are refused with
 /// [`TrySpawnError::Shutdown`].
-pub struct LocalSpawner<'a> {
-    inner: Rc<Inner<'a>>,
+pub struct LocalSpawner<'a, M: Measuring = Unmeasured> {
+    inner: Rc<Inner<'a, M>>,
 }
 
-impl<'a> LocalSpawner<'a> {
+impl<'a, M: Measuring> LocalSpawner<'a, M> {
     /// As [`LocalExecutor::spawn`].
     ///
     /// # Errors
@@ -872,7 +919,7 @@ impl<'a> LocalSpawner<'a> {
     }
 }
 
-impl Clone for LocalSpawner<'_> {
+impl<M: Measuring> Clone for LocalSpawner<'_, M> {
     fn clone(&self) -> Self {
         Self {
             inner: Rc::clone(&self.inner),
@@ -880,7 +927,7 @@ impl Clone for LocalSpawner<'_> {
     }
 }
 
-impl fmt::Debug for LocalSpawner<'_> {
+impl<M: Measuring> fmt::Debug for LocalSpawner<'_, M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LocalSpawner").finish_non_exhaustive()
     }

@@ -6,6 +6,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -14,9 +15,9 @@ use std::task::Wake;
 use dinah_core::sched::{Link32, TaskCell, WakeStack};
 use dinah_core::{TaskId, TaskOutput};
 
-use super::TrySpawnError;
 use super::join::{AbortNote, Join, JoinHandle, Resolve, wrap};
 use super::probe::{ExecProbe, TaskProbe};
+use super::{Measuring, TrySpawnError};
 use crate::sync::{AtomicBool, Mutex, Ordering, Thread, lock};
 use crate::telemetry::Hook;
 
@@ -117,40 +118,62 @@ impl Drop for RunningHere<'_> {
 pub(crate) type BoxedTask<'a> = Pin<Box<dyn Future<Output = bool> + 'a>>;
 
 /// One task's shared part: its cell in the scheduling core, and the way
-/// back to its executor. Its `Arc` is the task's waker.
-pub(crate) struct Header {
+/// back to its executor. Its `Arc` is the task's waker. `M` says, in the
+/// type, whether the executor measures itself, so that an unmeasured
+/// executor's wakes do not even test for a probe.
+pub(crate) struct Header<M: Measuring> {
     pub(crate) cell: TaskCell<Link32>,
     shared: Arc<Shared>,
     /// The slot's telemetry, when the executor keeps any.
     pub(crate) probe: Hook<Arc<TaskProbe>>,
+    measuring: PhantomData<fn() -> M>,
 }
 
-impl Header {
+/// Where a join handle sends its cancellation: a task's header, whatever
+/// its executor's measuring.
+pub(crate) trait CancelTarget: Send + Sync {
+    /// Requests cancellation of generation `generation` of this cell; a
+    /// task already over (or a cell reused since) is left alone.
+    fn cancel(&self, generation: u32);
+}
+
+impl<M: Measuring> Header<M> {
     /// A task slot's header; `task` is false for `block_on`'s own future,
     /// which is not a task and is not measured.
     pub(crate) fn new(index: u32, shared: &Arc<Shared>, task: bool) -> Arc<Self> {
         let probe = shared
             .probe
             .get()
-            .filter(|_| task)
+            .filter(|_| task && M::ON)
             .map(|probe| probe.slot());
         Arc::new(Self {
             cell: TaskCell::new(Link32::new(index)),
             shared: Arc::clone(shared),
             probe: Hook::new(probe),
+            measuring: PhantomData,
         })
     }
 
-    /// Requests cancellation of generation `generation` of this cell; a
-    /// task already over (or a cell reused since) is left alone.
-    pub(crate) fn cancel(&self, generation: u32) {
+    /// The slot's probe and its executor's, when `M` measures (always
+    /// `None` for an unmeasured executor, known when compiling).
+    #[inline(always)]
+    pub(crate) fn probes(&self) -> Option<(&ExecProbe, &Arc<TaskProbe>)> {
+        if !M::ON {
+            return None;
+        }
+        Some((&**self.shared.probe.get()?, self.probe.get()?))
+    }
+}
+
+impl<M: Measuring> CancelTarget for Header<M> {
+    fn cancel(&self, generation: u32) {
         if let Ok(true) = self.shared.stack.cancel(&self.cell, generation) {
             self.shared.notify();
         }
     }
 }
 
-impl Wake for Header {
+impl<M: Measuring> Wake for Header<M> {
     fn wake(self: Arc<Self>) {
         self.wake_by_ref();
     }
@@ -163,7 +186,7 @@ impl Wake for Header {
     fn wake_by_ref(self: &Arc<Self>) {
         let shared = &self.shared;
         let marked = shared.stack.mark(&self.cell);
-        if let (Some(probe), Some(slot)) = (shared.probe.get(), self.probe.get()) {
+        if let Some((probe, slot)) = self.probes() {
             match marked {
                 Ok(true) => probe.woken(slot, shared.stack.polling() == self.cell.index() + 1),
                 Ok(false) => {}

@@ -52,6 +52,7 @@ loom::thread_local! {
 
 /// Queues `index` on this thread's local list if `shared`'s executor is the
 /// one running here; otherwise hands it back.
+#[inline]
 fn queue_here(shared: &Shared, index: u32) -> Result<(), u32> {
     HERE.with(|here| {
         if here.running.get() == shared.address() {
@@ -74,6 +75,7 @@ pub(crate) struct RunningHere<'r> {
 impl<'r> RunningHere<'r> {
     /// Enters `shared`'s executor, whose local list is kept in `local`
     /// while it does not run.
+    #[inline]
     pub(crate) fn enter(shared: &Shared, local: &'r RefCell<Vec<u32>>) -> Self {
         let previous = HERE.with(|here| {
             here.local.swap(local);
@@ -84,11 +86,13 @@ impl<'r> RunningHere<'r> {
 
     /// Swaps the tasks woken locally since the last call into `ready` (which
     /// the caller has emptied; its storage is kept for the next round).
+    #[inline]
     pub(crate) fn swap_local(&self, ready: &mut Vec<u32>) {
         HERE.with(|here| std::mem::swap(&mut *here.local.borrow_mut(), ready));
     }
 
     /// Whether a task was woken locally since the last swap.
+    #[inline]
     pub(crate) fn has_local(&self) -> bool {
         HERE.with(|here| !here.local.borrow().is_empty())
     }
@@ -98,6 +102,7 @@ impl<'r> RunningHere<'r> {
 /// local list while the executor runs here (with the wakes made in the same
 /// run, in order); otherwise on the wake stack, in order with the wakes made
 /// between runs. No unpark: the executor is not parked, this is its thread.
+#[inline]
 pub(crate) fn queue_started(shared: &Shared, cell: &TaskCell<Link32>) {
     if queue_here(shared, cell.index()).is_err() {
         shared.stack.push(cell);
@@ -105,6 +110,7 @@ pub(crate) fn queue_started(shared: &Shared, cell: &TaskCell<Link32>) {
 }
 
 impl Drop for RunningHere<'_> {
+    #[inline]
     fn drop(&mut self) {
         HERE.with(|here| {
             here.running.set(self.previous);
@@ -312,6 +318,7 @@ impl Shared {
         (lock(&self.ingress).items.len(), self.capacity)
     }
 
+    #[inline]
     fn address(&self) -> usize {
         std::ptr::from_ref(self) as usize
     }
@@ -320,6 +327,7 @@ impl Shared {
     /// this is that thread running that executor right now (then it is not
     /// parked, and it checks for work before it parks, later on this same
     /// thread, so the push cannot be missed).
+    #[inline]
     pub(crate) fn notify(&self) {
         if !self.is_running_here() {
             self.thread.unpark();
@@ -327,11 +335,13 @@ impl Shared {
     }
 
     /// Whether this executor is running a tick or `block_on` on this thread.
+    #[inline]
     fn is_running_here(&self) -> bool {
         HERE.with(|here| here.running.get()) == self.address()
     }
 
     /// Whether a submission waits.
+    #[inline]
     pub(crate) fn has_pending(&self) -> bool {
         self.pending.load(Ordering::Acquire)
     }

@@ -108,20 +108,25 @@ measure_firmware() {
 # instructions per wake+poll (whole instructions) against
 # ci/expected/wake-cost-thumbv7m.size.
 wake_cost() {
-    local elf watch_elf line cost watched
+    local elf watch_elf timed_elf line cost watched timed
     (cd examples/qemu && "${EMBEDDED_CARGO[@]}" build --quiet --release --target thumbv7m-none-eabi \
-        "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" --bin dinah-qemu-wake-cost --bin dinah-qemu-watch-cost)
+        "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" --bin dinah-qemu-wake-cost --bin dinah-qemu-watch-cost \
+        --bin dinah-qemu-timed-cost)
     elf="$CARGO_TARGET_DIR/thumbv7m-none-eabi/release/dinah-qemu-wake-cost"
     watch_elf="$CARGO_TARGET_DIR/thumbv7m-none-eabi/release/dinah-qemu-watch-cost"
+    timed_elf="$CARGO_TARGET_DIR/thumbv7m-none-eabi/release/dinah-qemu-timed-cost"
     command -v defmt-print >/dev/null || cargo install defmt-print --version 1.2.0 --locked --quiet
     command -v qemu-system-arm >/dev/null || apt_install qemu-system-arm
     line=$(cd examples/qemu && QEMU_ICOUNT=1 ./run.sh "$elf" | grep 'instructions per wake+poll')
     cost=$(echo "$line" | sed -n 's/.*: \([0-9]*\)\.[0-9]*$/\1/p')
     line=$(cd examples/qemu && QEMU_ICOUNT=1 ./run.sh "$watch_elf" | grep 'instructions per observed wake+poll')
     watched=$(echo "$line" | sed -n 's/.*: \([0-9]*\)\.[0-9]*$/\1/p')
-    echo "AsyncExecutor, thumbv7m (QEMU lm3s6965evb, -icount shift=0): $cost instructions per wake+poll of a trivial task (goal: at most 80); $watched when a PollWatch observes every poll."
+    line=$(cd examples/qemu && QEMU_ICOUNT=1 ./run.sh "$timed_elf" | grep 'instructions per timed wake+poll')
+    timed=$(echo "$line" | sed -n 's/.*: \([0-9]*\)\.[0-9]*$/\1/p')
+    echo "AsyncExecutor, thumbv7m (QEMU lm3s6965evb, -icount shift=0): $cost instructions per wake+poll of a trivial task (goal: at most 80); $watched when a PollWatch observes every poll; $timed over a Timed queue (SysTick stamps) with PollTimes keeping poll times and wake-to-poll delays."
     check_size_file wake-cost-thumbv7m "instructions per wake+poll $cost
-instructions per wake+poll with a PollWatch $watched"
+instructions per wake+poll with a PollWatch $watched
+instructions per wake+poll, Timed with PollTimes $timed"
 }
 
 report() {

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Instructions per wake+poll under callgrind, for each contender of
-# benches/executor.rs (or, with DINAH_BENCH=hosted, of benches/hosted.rs):
+# benches/executor.rs (or, with DINAH_BENCH=hosted or telemetry, of benches/hosted.rs or
+# benches/telemetry.rs):
 # one task yields 1,000 and 101,000 times; the difference in total
 # instructions divided by 100,000 cancels start-up, spawning and shutdown.
 # Counts are deterministic, unlike times.
 #
 #   ./benches/callgrind.sh                        dinah, embassy, local-pool
 #   DINAH_BENCH=hosted ./benches/callgrind.sh     dinah, tokio, local-pool, async-executor
+#   DINAH_BENCH=telemetry ./benches/callgrind.sh  dinah unmeasured and measured, tokio
 #   DINAH_CARGO_ARGS="--no-default-features --features std" ./benches/callgrind.sh dinah
 #                                                  built without the telemetry feature
 set -euo pipefail
@@ -16,7 +18,8 @@ name="${DINAH_BENCH:-executor}"
 case "$name" in
     executor) default_contenders="dinah embassy local-pool" ;;
     hosted) default_contenders="dinah tokio local-pool async-executor" ;;
-    *) echo "callgrind: DINAH_BENCH is executor or hosted, not $name" >&2; exit 1 ;;
+    telemetry) default_contenders="dinah measured tokio" ;;
+    *) echo "callgrind: DINAH_BENCH is executor, hosted or telemetry, not $name" >&2; exit 1 ;;
 esac
 read -ra cargo_args <<<"${DINAH_CARGO_ARGS:-}"
 bench=$(cargo bench --bench "$name" "${cargo_args[@]}" --no-run --message-format=json 2>/dev/null \

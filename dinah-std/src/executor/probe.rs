@@ -71,6 +71,16 @@ fn add(counter: &AtomicU64, by: u64) {
     counter.fetch_add(by, Ordering::Relaxed);
 }
 
+/// [`add`] for a counter that only the executor's thread writes: a load
+/// and a store, no read-modify-write (readers on other threads still see
+/// whole values).
+fn add_single_writer(counter: &AtomicU64, by: u64) {
+    counter.store(
+        counter.load(Ordering::Relaxed).wrapping_add(by),
+        Ordering::Relaxed,
+    );
+}
+
 /// What a poll waited for before it began.
 #[derive(Clone, Copy)]
 enum Waited {
@@ -253,12 +263,15 @@ impl ExecProbe {
         let took = now.saturating_sub(start.at);
         self.polling.clear();
         self.polling_task.store(0, Ordering::Relaxed);
-        add(&self.polls, 1);
-        add(&slot.polls, 1);
-        add(&slot.busy, took);
-        slot.longest.fetch_max(took, Ordering::Relaxed);
+        // Written by the executor's thread only (polls run there).
+        add_single_writer(&self.polls, 1);
+        add_single_writer(&slot.polls, 1);
+        add_single_writer(&slot.busy, took);
+        if took > slot.longest.load(Ordering::Relaxed) {
+            slot.longest.store(took, Ordering::Relaxed);
+        }
         if self.probe.is_long(took) {
-            add(&self.long_polls, 1);
+            add_single_writer(&self.long_polls, 1);
         }
         {
             // One lock per poll: the wait before it and its time.

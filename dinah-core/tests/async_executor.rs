@@ -477,25 +477,36 @@ fn per_task_counters_count_polls_wakes_self_wakes_and_stale_wakes() {
     );
 }
 
+/// The tick sources of the timed tests: source `K` reads `NOW[K]`, one per
+/// test, since tests run in parallel.
+static NOW: [std::sync::atomic::AtomicU64; 3] = [const { std::sync::atomic::AtomicU64::new(0) }; 3];
+
+struct Ticks<const K: usize>;
+
+impl<const K: usize> Ticks<K> {
+    fn set(tick: u64) {
+        NOW[K].store(tick, Ordering::Relaxed);
+    }
+}
+
+impl<const K: usize> dinah_core::TickSource for Ticks<K> {
+    fn now() -> u64 {
+        NOW[K].load(Ordering::Relaxed)
+    }
+    fn ticks_per_second() -> u64 {
+        1_000
+    }
+}
+
 #[test]
 fn a_timed_queue_tells_each_poll_how_long_it_waited() {
     use dinah_core::{
-        Log2Histogram, PollObserver, PollTimes, TaskCounters, TaskId, TickClock, TickSource, Timed,
+        Log2Histogram, PollObserver, PollTimes, TaskCounters, TaskId, TickClock, Timed,
     };
-    use std::sync::atomic::AtomicU64;
 
-    static NOW: AtomicU64 = AtomicU64::new(0);
-    struct Now;
-    impl TickSource for Now {
-        fn now() -> u64 {
-            NOW.load(Ordering::Relaxed)
-        }
-        fn ticks_per_second() -> u64 {
-            1_000
-        }
-    }
+    type Now = Ticks<0>;
     fn at(tick: u64) {
-        NOW.store(tick, Ordering::Relaxed);
+        Now::set(tick);
     }
     /// Every call, in order.
     #[derive(Default)]
@@ -580,19 +591,9 @@ fn a_timed_queue_tells_each_poll_how_long_it_waited() {
 
 #[test]
 fn a_stamp_is_never_older_than_the_wake_that_queued_the_poll() {
-    use dinah_core::{PollObserver, TaskId, TickSource, Timed};
-    use std::sync::atomic::AtomicU64;
+    use dinah_core::{PollObserver, TaskId, Timed};
 
-    static NOW: AtomicU64 = AtomicU64::new(0);
-    struct Now;
-    impl TickSource for Now {
-        fn now() -> u64 {
-            NOW.load(Ordering::Relaxed)
-        }
-        fn ticks_per_second() -> u64 {
-            1
-        }
-    }
+    type Now = Ticks<1>;
     struct Waits(Mutex<Vec<u64>>);
     impl PollObserver for Waits {
         fn poll_started(&self, _: TaskId) {}
@@ -611,19 +612,19 @@ fn a_stamp_is_never_older_than_the_wake_that_queued_the_poll() {
         probe.gate().await;
         // Woken at 100 by the wake below and polled at 110; it wakes itself
         // at 130.
-        NOW.store(130, Ordering::Relaxed);
+        Now::set(130);
         yield_now().await;
     }));
     let mut executor: AsyncExecutor<'_, 1, (), Timed<Now>> = AsyncExecutor::new(&QUEUE).unwrap();
     let waits = Waits(Mutex::new(Vec::new()));
     executor.spawn(task.as_mut()).unwrap();
     executor.tick_observed(8, &waits);
-    NOW.store(100, Ordering::Relaxed);
+    Now::set(100);
     probe.open();
     probe.take_parked().wake();
-    NOW.store(110, Ordering::Relaxed);
+    Now::set(110);
     executor.tick_observed(8, &waits);
-    NOW.store(131, Ordering::Relaxed);
+    Now::set(131);
     executor.tick_observed(8, &waits);
     assert_eq!(*waits.0.lock().unwrap(), [0, 10, 1]);
 }
@@ -643,18 +644,9 @@ fn without_counters_a_slot_costs_nothing_extra() {
         2 * 12
     );
     // With wake stamps: 16.
-    struct Never;
-    impl dinah_core::TickSource for Never {
-        fn now() -> u64 {
-            0
-        }
-        fn ticks_per_second() -> u64 {
-            1
-        }
-    }
     assert_eq!(
-        size_of::<ReadyQueue<5, dinah_core::Timed<Never>>>()
-            - size_of::<ReadyQueue<3, dinah_core::Timed<Never>>>(),
+        size_of::<ReadyQueue<5, dinah_core::Timed<Ticks<2>>>>()
+            - size_of::<ReadyQueue<3, dinah_core::Timed<Ticks<2>>>>(),
         2 * 16
     );
     // The executor: exactly the borrowed task pointer a slot, plus 16 with counters.

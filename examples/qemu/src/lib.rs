@@ -57,9 +57,22 @@ pub mod cost {
     /// Rounds of the long measurement.
     pub const LONG: u32 = 11_000;
 
-    /// Starts SysTick counting down from its 24-bit maximum, on the core
-    /// clock, without interrupts.
-    pub fn free_running(syst: &mut SYST) {
+    /// Takes the core peripherals and starts SysTick counting down from
+    /// its 24-bit maximum, on the core clock, without interrupts: the
+    /// measurement's clock.
+    pub fn start() {
+        let mut peripherals = cortex_m::Peripherals::take().unwrap_or_else(|| panic!("taken once"));
+        free_running(&mut peripherals.SYST);
+    }
+
+    /// The measured task: it yields forever, one wake and one poll a round.
+    pub async fn yield_forever() {
+        loop {
+            dinah_core::yield_now().await;
+        }
+    }
+
+    fn free_running(syst: &mut SYST) {
         syst.set_clock_source(SystClkSource::Core);
         syst.set_reload(0x00ff_ffff);
         syst.clear_current();

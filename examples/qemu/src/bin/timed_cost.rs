@@ -11,7 +11,7 @@ use core::pin::pin;
 
 use cortex_m::peripheral::SYST;
 use cortex_m_rt::entry;
-use dinah_core::{AsyncExecutor, PollTimes, ReadyQueue, TickClock, TickSource, Timed, yield_now};
+use dinah_core::{AsyncExecutor, PollTimes, ReadyQueue, TickClock, TickSource, Timed};
 use dinah_qemu::cost::{self, LONG, SHORT};
 use dinah_qemu::{check, exit_success};
 
@@ -44,14 +44,8 @@ fn measure(executor: &mut Executor<'_>, times: &Times, ticks: u32) -> u32 {
 
 #[entry]
 fn main() -> ! {
-    let mut peripherals = cortex_m::Peripherals::take().unwrap_or_else(|| panic!("taken once"));
-    cost::free_running(&mut peripherals.SYST);
-
-    let mut task = pin!(Some(async {
-        loop {
-            yield_now().await;
-        }
-    }));
+    cost::start();
+    let mut task = pin!(Some(cost::yield_forever()));
     let mut executor: Executor<'_> =
         AsyncExecutor::new(&QUEUE).unwrap_or_else(|_| panic!("first executor"));
     let times: Times = PollTimes::new(TickClock::new(), u64::MAX);

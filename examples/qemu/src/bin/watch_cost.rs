@@ -10,7 +10,7 @@ use core::pin::pin;
 
 use cortex_m::peripheral::SYST;
 use cortex_m_rt::entry;
-use dinah_core::{AsyncExecutor, Clock, PollWatch, ReadyQueue, yield_now};
+use dinah_core::{AsyncExecutor, Clock, PollWatch, ReadyQueue};
 use dinah_qemu::cost::{self, LONG, SHORT};
 use dinah_qemu::{check, exit_success};
 
@@ -42,14 +42,8 @@ fn measure(executor: &mut AsyncExecutor<'_, 1>, ticks: u32) -> u32 {
 
 #[entry]
 fn main() -> ! {
-    let mut peripherals = cortex_m::Peripherals::take().unwrap_or_else(|| panic!("taken once"));
-    cost::free_running(&mut peripherals.SYST);
-
-    let mut task = pin!(Some(async {
-        loop {
-            yield_now().await;
-        }
-    }));
+    cost::start();
+    let mut task = pin!(Some(cost::yield_forever()));
     let mut executor: AsyncExecutor<'_, 1> =
         AsyncExecutor::new(&QUEUE).unwrap_or_else(|_| panic!("first executor"));
     check(executor.spawn(task.as_mut()).is_ok(), "spawn");

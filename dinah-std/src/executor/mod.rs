@@ -682,7 +682,11 @@ impl<'a, M: Measuring> Inner<'a, M> {
 /// ```
 ///
 /// `'a` bounds what spawned futures may borrow: anything that outlives the
-/// executor.
+/// executor. `M` says whether it measures itself ([`Measuring`]):
+/// [`Unmeasured`], the default, from [`new`](LocalExecutor::new) and
+/// [`with_config`](LocalExecutor::with_config), runs no telemetry code at
+/// all; `Measured`, from `with_telemetry` (feature `telemetry`), keeps
+/// figures that its [`ExecutorMonitor`] reads and diagnoses.
 ///
 /// # Guarantees
 ///

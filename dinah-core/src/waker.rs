@@ -327,6 +327,12 @@ impl<T: TickSource> Counting for Timed<T> {
     }
 }
 
+/// The slot index a core executor's task id encodes (its low 32 bits, less
+/// one), whatever its generation; `None` for an id no slot can have.
+pub(crate) fn slot_index(id: TaskId) -> Option<usize> {
+    usize::try_from((id.get() & 0xffff_ffff).checked_sub(1)?).ok()
+}
+
 /// The wake state of an [`AsyncExecutor`](crate::AsyncExecutor) with `N`
 /// task slots: one atomic state word per slot and a lock-free stack of the
 /// slots woken since the executor last looked.
@@ -492,7 +498,7 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
     /// The slot an id names, if its generation is still the slot's.
     pub(crate) fn slot_of(&self, id: TaskId) -> Option<(usize, Word)> {
         let raw = id.get();
-        let index = usize::try_from((raw & 0xffff_ffff) - 1).ok()?;
+        let index = slot_index(id)?;
         if index >= N || raw >> 32 > u64::from(GEN_MAX) {
             return None;
         }

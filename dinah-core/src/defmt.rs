@@ -381,3 +381,17 @@ impl<K: crate::Clock> Format for crate::PollWatch<K> {
         write!(f, "PollWatch");
     }
 }
+
+impl Format for crate::TaskTime {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "{=u32} polls, busy {=u64}, longest poll {=u64}, first poll after {}, longest wake-to-poll {=u64}",
+            self.polls,
+            self.busy,
+            self.longest_poll,
+            self.first_poll_delay,
+            self.longest_wake_to_poll
+        );
+    }
+}

@@ -95,7 +95,7 @@ pub use state::{InvalidTaskTransition, TaskState};
 pub use task::{Task, TaskOutput, YieldNow, chunked, yield_now};
 pub use telemetry::{
     Blocked, Clock, Log2Histogram, NoClock, PollEvents, PollObserver, PollTimes, PollWatch, Sink,
-    TickClock, TickSource,
+    TaskTime, TaskTimes, TickClock, TickSource,
 };
 pub use trace::{TraceEvent, TraceEventKind, TraceRecordError, TraceRing};
 pub use waker::{CancelError, CountPerTask, Counting, NoCounters, ReadyQueue, TaskCounters, Timed};

@@ -295,6 +295,120 @@ impl<K: Clock, const B: usize> core::fmt::Debug for PollTimes<K, B> {
     }
 }
 
+/// One task's poll times, as [`TaskTimes`] keeps them; all in ticks.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct TaskTime {
+    /// Polls seen.
+    pub polls: u32,
+    /// Time spent in those polls, in `TaskTimes`' clock ticks (saturating).
+    pub busy: u64,
+    /// The longest of them, in `TaskTimes`' clock ticks.
+    pub longest_poll: u64,
+    /// How long its first poll waited after its spawn, in the queue's
+    /// ticks; `None` unless the queue is [`Timed`](crate::Timed) and the
+    /// first poll was seen.
+    pub first_poll_delay: Option<u64>,
+    /// The longest a later poll waited after the wake that queued it, in
+    /// the queue's ticks; 0 unless the queue is [`Timed`](crate::Timed).
+    pub longest_wake_to_poll: u64,
+}
+
+/// A [`PollObserver`] that keeps [`TaskTime`]s per task of an
+/// [`AsyncExecutor`](crate::AsyncExecutor) with `N` slots: the core
+/// executor's per-task poll figures, next to the per-executor ones of
+/// [`PollTimes`].
+///
+/// It keeps one entry per slot, for the slot's latest task: a task's figures
+/// are readable by id until another task's poll is seen in its slot. It
+/// lives with the executor (it is not `Sync`): read it between ticks. Poll
+/// durations are in ticks of `clock`, waits in ticks of the queue's
+/// [`TickSource`] (give it a [`TickClock`] of the same source).
+///
+/// Not kept: anything about a task before its first observed poll, or
+/// about tasks of another executor (their ids may collide).
+pub struct TaskTimes<K: Clock, const N: usize> {
+    clock: K,
+    started: core::cell::Cell<u64>,
+    /// Per slot: the raw id of its latest observed task (0: none) and its
+    /// figures.
+    slots: [core::cell::Cell<(u64, TaskTime)>; N],
+}
+
+impl<K: Clock, const N: usize> TaskTimes<K, N> {
+    /// No figures yet, measuring with `clock`.
+    pub const fn new(clock: K) -> Self {
+        Self {
+            clock,
+            started: core::cell::Cell::new(0),
+            slots: [const { core::cell::Cell::new((0, TaskTime::NONE)) }; N],
+        }
+    }
+
+    /// The figures of task `task`, if it is its slot's latest observed task.
+    #[must_use]
+    pub fn task(&self, task: TaskId) -> Option<TaskTime> {
+        let (id, time) = self.slots.get(crate::waker::slot_index(task)?)?.get();
+        (id == task.get()).then_some(time)
+    }
+
+    /// Changes the entry of `task`'s slot with `change`, starting it afresh
+    /// when the slot last held another task.
+    fn update(&self, task: TaskId, change: impl FnOnce(&mut TaskTime)) {
+        let Some(slot) = crate::waker::slot_index(task).and_then(|i| self.slots.get(i)) else {
+            return;
+        };
+        let (id, mut time) = slot.get();
+        if id != task.get() {
+            time = TaskTime::NONE;
+        }
+        change(&mut time);
+        slot.set((task.get(), time));
+    }
+}
+
+impl TaskTime {
+    const NONE: Self = Self {
+        polls: 0,
+        busy: 0,
+        longest_poll: 0,
+        first_poll_delay: None,
+        longest_wake_to_poll: 0,
+    };
+}
+
+impl<K: Clock, const N: usize> PollObserver for TaskTimes<K, N> {
+    fn poll_started(&self, _: TaskId) {
+        self.started.set(self.clock.now());
+    }
+
+    fn poll_ended(&self, task: TaskId) {
+        let took = self.clock.now().saturating_sub(self.started.get());
+        self.update(task, |time| {
+            time.polls = time.polls.saturating_add(1);
+            time.busy = time.busy.saturating_add(took);
+            time.longest_poll = time.longest_poll.max(took);
+        });
+    }
+
+    fn poll_waited(&self, task: TaskId, first: bool, ticks: u64) {
+        self.update(task, |time| {
+            if first {
+                time.first_poll_delay = Some(ticks);
+            } else {
+                time.longest_wake_to_poll = time.longest_wake_to_poll.max(ticks);
+            }
+        });
+    }
+}
+
+impl<K: Clock, const N: usize> core::fmt::Debug for TaskTimes<K, N> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("TaskTimes")
+            .field("slots", &N)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A [`PollObserver`] that turns each poll into the shared event
 /// vocabulary: `PollStarted` and `PollEnded`, stamped with `clock`, into
 /// `sink` (a `TraceRing`, `RuntimeMetrics`, `DefmtSink`, or a tuple).

@@ -488,7 +488,7 @@ fn per_task_counters_count_polls_wakes_self_wakes_and_stale_wakes() {
 
 /// The tick sources of the timed tests: source `K` reads `NOW[K]`, one per
 /// test, since tests run in parallel.
-static NOW: [std::sync::atomic::AtomicU64; 3] = [const { std::sync::atomic::AtomicU64::new(0) }; 3];
+static NOW: [std::sync::atomic::AtomicU64; 4] = [const { std::sync::atomic::AtomicU64::new(0) }; 4];
 
 struct Ticks<const K: usize>;
 
@@ -595,6 +595,64 @@ fn a_timed_queue_tells_each_poll_how_long_it_waited() {
             self_wakes: 1,
             stale_wakes: 1,
         })
+    );
+}
+
+#[test]
+fn task_times_keep_each_tasks_polls_and_waits_until_its_slot_is_reused() {
+    use dinah_core::{TaskTime, TaskTimes, TickClock, Timed};
+    type Now = Ticks<3>;
+    static QUEUE: ReadyQueue<2, Timed<Now>> = ReadyQueue::new();
+    // `a` runs from 10 to 13, wakes itself, then from 20 to 30.
+    let mut a = pin!(Some(async {
+        Now::set(13);
+        yield_now().await;
+        Now::set(30);
+    }));
+    let mut b = pin!(Some(async {}));
+    let mut executor: AsyncExecutor<'_, 2, (), Timed<Now>> = AsyncExecutor::new(&QUEUE).unwrap();
+    let per_task: TaskTimes<TickClock<Now>, 2> = TaskTimes::new(TickClock::new());
+    Now::set(4);
+    let a_id = executor.spawn(a.as_mut()).unwrap();
+    Now::set(8);
+    let b_id = executor.spawn(b.as_mut()).unwrap();
+    assert_eq!(per_task.task(a_id), None, "not polled yet");
+    Now::set(10);
+    executor.tick_observed(8, &per_task);
+    Now::set(20);
+    executor.tick_observed(8, &per_task);
+    assert_eq!(
+        per_task.task(a_id),
+        Some(TaskTime {
+            polls: 2,
+            busy: 13,
+            longest_poll: 10,
+            first_poll_delay: Some(6),
+            longest_wake_to_poll: 7,
+        })
+    );
+    assert_eq!(
+        per_task.task(b_id),
+        Some(TaskTime {
+            polls: 1,
+            busy: 0,
+            longest_poll: 0,
+            first_poll_delay: Some(5),
+            longest_wake_to_poll: 0,
+        })
+    );
+    // A new task's first poll in one of the two slots replaces what that
+    // slot's old task had; the other keeps its figures.
+    let mut c = pin!(Some(async {}));
+    let c_id = executor.spawn(c.as_mut()).unwrap();
+    executor.tick_observed(8, &per_task);
+    assert_eq!(per_task.task(c_id).map(|time| time.polls), Some(1));
+    assert_eq!(
+        [per_task.task(a_id), per_task.task(b_id)]
+            .iter()
+            .filter(|time| time.is_none())
+            .count(),
+        1
     );
 }
 

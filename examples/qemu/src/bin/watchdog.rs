@@ -28,8 +28,8 @@ use cortex_m::peripheral::syst::SystClkSource;
 use cortex_m_rt::{entry, exception};
 use defmt::{info, warn};
 use dinah_core::{
-    AsyncExecutor, PollTimes, PollWatch, ReadyQueue, TaskState, TickClock, TickSource, Timed,
-    yield_now,
+    AsyncExecutor, PollTimes, PollWatch, ReadyQueue, TaskState, TaskTimes, TickClock, TickSource,
+    Timed, yield_now,
 };
 use dinah_qemu::{TARGET, check, exit_success};
 
@@ -104,6 +104,7 @@ fn main() -> ! {
     let mut executor: AsyncExecutor<'_, SLOTS, (), Timed<SysTicks>> =
         AsyncExecutor::new(&QUEUE).unwrap_or_else(|_| panic!("first executor"));
     let times: PollTimes<TickClock<SysTicks>, 16> = PollTimes::new(TickClock::new(), BLOCKED_TICKS);
+    let per_task: TaskTimes<TickClock<SysTicks>, SLOTS> = TaskTimes::new(TickClock::new());
     let polite = executor.spawn(polite.as_mut()).ok();
     let spinner = executor.spawn(spinner.as_mut()).ok();
     check(
@@ -118,7 +119,7 @@ fn main() -> ! {
 
     // Every poll is published to the watch the SysTick handler reads, and
     // timed, with its wait, by `times`.
-    let observer = (&WATCH, &times);
+    let observer = (&WATCH, (&times, &per_task));
     while executor.live_tasks() > 0 {
         executor.tick_observed(SLOTS, &observer);
     }
@@ -142,6 +143,21 @@ fn main() -> ! {
         "the polite task waited behind the spinner at least as long as it blocked",
     );
     check(times.long_polls() == 1, "one long poll: the spinner's");
+    // Per task: the spinner is the one that ran long, the polite task the
+    // one that waited.
+    let (culprit, victim) = (per_task.task(spinner), per_task.task(polite));
+    check(
+        culprit.is_some_and(|t| t.polls == 1 && t.longest_poll >= BLOCKED_TICKS),
+        "the spinner's one poll ran at least as long as it blocked",
+    );
+    check(
+        victim.is_some_and(|t| t.polls == 4 && t.longest_poll < BLOCKED_TICKS),
+        "the polite task's four polls were short",
+    );
+    check(
+        victim.is_some_and(|t| t.longest_wake_to_poll >= BLOCKED_TICKS),
+        "the polite task is the one that waited",
+    );
     info!(
         "polite task: ready for at least {=u64} ticks behind the blocked poll",
         BLOCKED_TICKS

@@ -407,6 +407,14 @@ fn worker_pool(clock: &ManualClock, capacity: usize) -> WorkerPool {
     .unwrap()
 }
 
+fn blocking_pool(clock: &ManualClock, queue: usize) -> BlockingPool {
+    BlockingPool::with_telemetry(
+        BlockingConfig::new(1, queue),
+        TelemetryConfig::new().with_clock(clock.clone()),
+    )
+    .unwrap()
+}
+
 #[test]
 fn a_long_pool_job_is_worker_blocked_naming_its_worker() {
     let clock = ManualClock::new();
@@ -468,11 +476,7 @@ fn a_full_worker_queue_is_admission_full_and_only_that() {
 #[test]
 fn a_full_blocking_pool_is_blocking_saturated_and_only_that() {
     let clock = ManualClock::new();
-    let pool = BlockingPool::with_telemetry(
-        BlockingConfig::new(1, 1),
-        TelemetryConfig::new().with_clock(clock.clone()),
-    )
-    .unwrap();
+    let pool = blocking_pool(&clock, 1);
     let monitor = pool.monitor().unwrap();
     let (entered, release) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
     let running = pool.try_spawn_blocking(gated(&entered, &release)).unwrap();
@@ -503,11 +507,7 @@ fn a_full_blocking_pool_is_blocking_saturated_and_only_that() {
 #[test]
 fn a_slow_blocking_queue_is_blocking_saturated() {
     let clock = ManualClock::new();
-    let pool = BlockingPool::with_telemetry(
-        BlockingConfig::new(1, 8),
-        TelemetryConfig::new().with_clock(clock.clone()),
-    )
-    .unwrap();
+    let pool = blocking_pool(&clock, 8);
     let monitor = pool.monitor().unwrap();
     let (entered, release) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
     let running = pool.try_spawn_blocking(gated(&entered, &release)).unwrap();

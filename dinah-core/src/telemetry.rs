@@ -193,6 +193,32 @@ impl<A: PollObserver, B: PollObserver> PollObserver for (A, B) {
     }
 }
 
+/// Times one poll at a time with a clock: what the poll-time observers
+/// share.
+struct Stopwatch<K: Clock> {
+    clock: K,
+    started: core::cell::Cell<u64>,
+}
+
+impl<K: Clock> Stopwatch<K> {
+    const fn new(clock: K) -> Self {
+        Self {
+            clock,
+            started: core::cell::Cell::new(0),
+        }
+    }
+
+    /// A poll begins now.
+    fn start(&self) {
+        self.started.set(self.clock.now());
+    }
+
+    /// The ticks since the last `start` (0 if the clock went back).
+    fn stop(&self) -> u64 {
+        self.clock.now().saturating_sub(self.started.get())
+    }
+}
+
 /// A [`PollObserver`] that keeps the core executor's poll figures: the
 /// distribution of poll durations and the count of long polls and, on an
 /// executor whose queue stamps wakes ([`Timed`](crate::Timed)), the
@@ -212,9 +238,8 @@ impl<A: PollObserver, B: PollObserver> PollObserver for (A, B) {
 /// assert_eq!(times.wake_to_poll().count(), 0);
 /// ```
 pub struct PollTimes<K: Clock, const B: usize = 24> {
-    clock: K,
+    watch: Stopwatch<K>,
     long_poll: u64,
-    started: core::cell::Cell<u64>,
     long_polls: core::cell::Cell<u64>,
     poll_time: core::cell::RefCell<Log2Histogram<B>>,
     wake_to_poll: core::cell::RefCell<Log2Histogram<B>>,
@@ -225,9 +250,8 @@ impl<K: Clock, const B: usize> PollTimes<K, B> {
     /// Empty figures, measuring with `clock`; `long_poll` in its ticks.
     pub const fn new(clock: K, long_poll: u64) -> Self {
         Self {
-            clock,
+            watch: Stopwatch::new(clock),
             long_poll,
-            started: core::cell::Cell::new(0),
             long_polls: core::cell::Cell::new(0),
             poll_time: core::cell::RefCell::new(Log2Histogram::new()),
             wake_to_poll: core::cell::RefCell::new(Log2Histogram::new()),
@@ -265,11 +289,11 @@ impl<K: Clock, const B: usize> PollTimes<K, B> {
 
 impl<K: Clock, const B: usize> PollObserver for PollTimes<K, B> {
     fn poll_started(&self, _: TaskId) {
-        self.started.set(self.clock.now());
+        self.watch.start();
     }
 
     fn poll_ended(&self, _: TaskId) {
-        let took = self.clock.now().saturating_sub(self.started.get());
+        let took = self.watch.stop();
         self.poll_time.borrow_mut().record(took);
         if took >= self.long_poll {
             self.long_polls.set(self.long_polls.get().saturating_add(1));
@@ -327,8 +351,7 @@ pub struct TaskTime {
 /// Not kept: anything about a task before its first observed poll, or
 /// about tasks of another executor (their ids may collide).
 pub struct TaskTimes<K: Clock, const N: usize> {
-    clock: K,
-    started: core::cell::Cell<u64>,
+    watch: Stopwatch<K>,
     /// Per slot: the raw id of its latest observed task (0: none) and its
     /// figures.
     slots: [core::cell::Cell<(u64, TaskTime)>; N],
@@ -338,8 +361,7 @@ impl<K: Clock, const N: usize> TaskTimes<K, N> {
     /// No figures yet, measuring with `clock`.
     pub const fn new(clock: K) -> Self {
         Self {
-            clock,
-            started: core::cell::Cell::new(0),
+            watch: Stopwatch::new(clock),
             slots: [const { core::cell::Cell::new((0, TaskTime::NONE)) }; N],
         }
     }
@@ -378,11 +400,11 @@ impl TaskTime {
 
 impl<K: Clock, const N: usize> PollObserver for TaskTimes<K, N> {
     fn poll_started(&self, _: TaskId) {
-        self.started.set(self.clock.now());
+        self.watch.start();
     }
 
     fn poll_ended(&self, task: TaskId) {
-        let took = self.clock.now().saturating_sub(self.started.get());
+        let took = self.watch.stop();
         self.update(task, |time| {
             time.polls = time.polls.saturating_add(1);
             time.busy = time.busy.saturating_add(took);

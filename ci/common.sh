@@ -21,15 +21,44 @@ step() {
 # shellcheck disable=SC2034  # read by the scripts that source this file
 FIRMWARE_CARGO_CONFIG=(--config "target.'cfg(all(target_arch = \"arm\", target_os = \"none\"))'.rustflags = [\"--remap-path-prefix=$PWD=/dinah\"]")
 
-# Runs apt-get as root or through sudo, updating the package lists once.
+# How long an apt command waits for another process to let go of the
+# package manager's locks, in seconds: a fresh cloud machine runs its own
+# apt jobs for its first minutes.
+APT_LOCK_WAIT="${DINAH_APT_LOCK_WAIT:-600}"
+
+# Runs a command (an apt-get call), and while it fails because another
+# process holds the package manager's lock, runs it again every few seconds,
+# for at most APT_LOCK_WAIT seconds. Any other failure fails at once.
+apt_retry_while_locked() {
+    local deadline=$((SECONDS + APT_LOCK_WAIT)) output status
+    while true; do
+        status=0
+        output=$("$@" 2>&1) || status=$?
+        if [ "$status" -eq 0 ]; then
+            [ -z "$output" ] || printf '%s\n' "$output"
+            return 0
+        fi
+        if grep -qE 'Could not get lock|Unable to (acquire|lock)' <<<"$output" && [ "$SECONDS" -lt "$deadline" ]; then
+            echo "apt: another process holds the package manager's lock; waiting for it" >&2
+            sleep "${DINAH_APT_LOCK_POLL:-5}"
+            continue
+        fi
+        printf '%s\n' "$output" >&2
+        return "$status"
+    done
+}
+
+# Runs apt-get as root or through sudo, updating the package lists once, and
+# waiting (within APT_LOCK_WAIT) for another process's apt to finish.
 apt_install() {
-    local sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    local sudo=()
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
     if [ -z "${DINAH_APT_UPDATED:-}" ]; then
-        $sudo apt-get update -qq
+        apt_retry_while_locked "${sudo[@]}" apt-get update -qq -o "DPkg::Lock::Timeout=$APT_LOCK_WAIT"
         export DINAH_APT_UPDATED=1
     fi
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+    apt_retry_while_locked "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+        --no-install-recommends -o "DPkg::Lock::Timeout=$APT_LOCK_WAIT" "$@" >/dev/null
 }
 
 # True when rustc has a prebuilt `core` for target $1.

@@ -374,6 +374,15 @@ impl Relay {
         verdicts
     }
 
+    /// How many connection tasks are ready (woken, not yet polled).
+    fn ready_connections(&self) -> usize {
+        self.monitor
+            .tasks()
+            .iter()
+            .filter(|task| matches!(task.phase, TaskPhase::Ready { .. }))
+            .count()
+    }
+
     /// Whether every connection task waits (none is being polled or ready).
     fn relay_idle(&self) -> bool {
         self.monitor
@@ -455,9 +464,12 @@ pub(crate) fn run_case(
             relay.shared.block_in_poll.store(true, Ordering::Relaxed);
             relay.send_round();
             relay.shared.poll_gate.wait_arrivals(1);
+            // The other connections' checksums are back and have woken
+            // them: they wait, ready, behind the blocked poll.
             relay.wait_until(|r| {
                 let (workers, disk) = (r.workers.stats(), r.disk.stats());
                 workers.active + workers.queued + disk.active + disk.queued == 0
+                    && r.ready_connections() == CONNECTIONS - 1
             });
             pass(thresholds.blocked * 2);
             let said = relay.diagnose(thresholds);

@@ -359,6 +359,52 @@ fn a_poll_that_does_not_return_is_worker_blocked_seen_from_another_thread() {
 }
 
 #[test]
+fn block_on_s_own_future_holding_the_thread_is_worker_blocked() {
+    let clock = ManualClock::new();
+    let (entered, release) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
+    let (sender, receiver) = mpsc::channel();
+    let behind = Signal::default();
+    let runner = {
+        let (clock, entered, release, behind) = (
+            clock.clone(),
+            entered.clone(),
+            release.clone(),
+            behind.clone(),
+        );
+        thread::spawn(move || {
+            let executor = executor(&clock, ExecutorConfig::default());
+            drop(executor.spawn(serve(behind)).unwrap());
+            executor.tick(usize::MAX);
+            sender.send(executor.monitor()).unwrap();
+            // `block_on`'s own future makes the blocking call.
+            executor.block_on(async move {
+                entered.wait();
+                release.wait();
+            });
+        })
+    };
+    let monitor = receiver.recv().unwrap();
+    entered.wait();
+    behind.fire(); // ready, behind the blocked poll
+    clock.advance(101 * MS);
+    let verdicts = monitor.diagnose(&thresholds());
+    assert_eq!(causes(&verdicts), [Cause::WorkerBlocked], "{verdicts:?}");
+    let Verdict::WorkerBlocked {
+        running_for,
+        ready_behind,
+        worker,
+        ..
+    } = verdicts[0]
+    else {
+        unreachable!()
+    };
+    assert_eq!((running_for, ready_behind, worker), (101 * MS, 1, None));
+    release.wait();
+    runner.join().unwrap();
+    assert_eq!(monitor.diagnose(&thresholds()), []);
+}
+
+#[test]
 fn a_full_ingress_is_admission_full_for_its_window() {
     let clock = ManualClock::new();
     let executor = executor(
@@ -499,9 +545,41 @@ fn a_full_blocking_pool_is_blocking_saturated_and_only_that() {
     release.wait();
     running.join().unwrap();
     queued.join().unwrap();
+    // The refusal stays evidence for the admission window, then goes.
+    assert_eq!(
+        causes(&monitor.diagnose(&thresholds())),
+        [Cause::BlockingSaturated]
+    );
+    clock.advance(Duration::from_secs(1));
     assert_eq!(monitor.diagnose(&thresholds()), []);
     let report = pool.shutdown(ShutdownPolicy::Drain);
     assert_eq!(report.completed, 2);
+}
+
+#[test]
+fn a_blocking_pool_at_its_in_flight_limit_with_nothing_waiting_is_healthy() {
+    let clock = ManualClock::new();
+    let pool = BlockingPool::with_telemetry(
+        BlockingConfig::new(2, 2).bound(dinah::AdmissionBound::InFlight),
+        TelemetryConfig::new().with_clock(clock.clone()),
+    )
+    .unwrap();
+    let monitor = pool.monitor().unwrap();
+    let (entered, release) = (Arc::new(Barrier::new(3)), Arc::new(Barrier::new(3)));
+    let jobs: Vec<_> = (0..2)
+        .map(|_| pool.try_spawn_blocking(gated(&entered, &release)).unwrap())
+        .collect();
+    entered.wait();
+    // At its limit: both running, nothing queued, nothing refused.
+    clock.advance(50 * MS);
+    let verdicts = monitor.diagnose(&thresholds());
+    let stats = pool.stats();
+    release.wait();
+    for job in jobs {
+        job.join().unwrap();
+    }
+    assert_eq!(verdicts, []);
+    assert_eq!((stats.queued, stats.active, stats.rejected), (0, 2, 0));
 }
 
 #[test]

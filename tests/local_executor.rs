@@ -579,3 +579,273 @@ fn a_task_s_future_is_dropped_before_its_handle_resolves() {
         assert_eq!(result, Some(expected), "{ending}: then resolved");
     }
 }
+
+/// A future whose first poll hands a clone of its waker to another thread,
+/// which wakes it there and is joined before the poll returns, so the wake
+/// lands during that poll; ready at its `ready_at`-th poll.
+struct WokenElsewhere {
+    polls: usize,
+    ready_at: usize,
+}
+
+impl std::future::Future for WokenElsewhere {
+    type Output = usize;
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<usize> {
+        self.polls += 1;
+        if self.polls == 1 {
+            let waker = cx.waker().clone();
+            thread::spawn(move || waker.wake()).join().unwrap();
+        }
+        if self.polls >= self.ready_at {
+            Poll::Ready(self.polls)
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+#[test]
+fn block_on_starts_afresh_after_a_wake_that_landed_in_the_last_poll() {
+    let executor = LocalExecutor::new();
+    // Woken from another thread during the poll that returns `Ready`.
+    let first = WokenElsewhere {
+        polls: 0,
+        ready_at: 1,
+    };
+    assert_eq!(executor.block_on(first), 1);
+    // The next future is woken the same way on its first poll, and is
+    // ready when polled again: the call returns (it used to spin forever,
+    // with the main future linked twice into the wake list).
+    for _ in 0..3 {
+        let next = WokenElsewhere {
+            polls: 0,
+            ready_at: 2,
+        };
+        assert_eq!(executor.block_on(next), 2);
+    }
+    assert!(!executor.tick(usize::MAX).work_remaining);
+}
+
+/// Panics when dropped, once.
+struct PanicsOnDrop(Arc<AtomicUsize>);
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        if self.0.fetch_add(1, Ordering::SeqCst) == 0 {
+            panic!("destructor exploded");
+        }
+    }
+}
+
+#[test]
+fn a_cancelled_task_whose_destructor_panics_resolves_panicked_and_gives_its_place_back() {
+    support::quiet_panics_containing(&["destructor exploded"]);
+    let executor = LocalExecutor::with_config(ExecutorConfig {
+        max_tasks: Some(1),
+        ..ExecutorConfig::default()
+    })
+    .unwrap();
+    let drops = Arc::new(AtomicUsize::new(0));
+    let guard = PanicsOnDrop(Arc::clone(&drops));
+    let mut task = executor
+        .spawn(async move {
+            let _guard = guard;
+            std::future::pending::<()>().await;
+        })
+        .unwrap();
+    executor.tick(usize::MAX);
+    assert!(task.cancel());
+    // The panic is the task's failure; the tick goes on.
+    executor.tick(usize::MAX);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        task.try_take(),
+        Some(Err(JoinFailure::Panicked("destructor exploded".into())))
+    );
+    assert_eq!(executor.live_tasks(), 0);
+    // Its place under the cap is back.
+    let next = executor
+        .spawn(async { Ok::<_, ()>(5) })
+        .expect("room under the cap");
+    assert_eq!(executor.block_on(next), Ok(5));
+    assert_eq!(executor.shutdown().left(), 0);
+}
+
+#[test]
+fn shutdown_resolves_a_task_whose_destructor_panics_and_drops_the_rest() {
+    support::quiet_panics_containing(&["destructor exploded"]);
+    let executor = LocalExecutor::new();
+    let spawn_guarded = |drops: &Arc<AtomicUsize>| {
+        let guard = PanicsOnDrop(Arc::clone(drops));
+        executor
+            .spawn(async move {
+                let _guard = guard;
+                std::future::pending::<()>().await;
+            })
+            .unwrap()
+    };
+    let (first, second) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(1)));
+    let mut panicking = spawn_guarded(&first);
+    let mut quiet = spawn_guarded(&second);
+    executor.tick(usize::MAX);
+    // A submission not yet taken in, whose destructor panics too.
+    let third = Arc::new(AtomicUsize::new(0));
+    let guard = PanicsOnDrop(Arc::clone(&third));
+    let mut submitted = executor
+        .spawner()
+        .try_spawn(async move {
+            let _guard = guard;
+        })
+        .unwrap();
+    let report = executor.shutdown();
+    assert_eq!(
+        (report.cancelled_tasks, report.cancelled_submissions),
+        (1 + 1, 1)
+    );
+    let panicked = Some(Err(JoinFailure::Panicked("destructor exploded".into())));
+    assert_eq!(panicking.try_take(), panicked);
+    assert_eq!(quiet.try_take(), Some(Err(JoinFailure::Cancelled)));
+    assert_eq!(submitted.try_take(), panicked);
+    let dropped = [&first, &second, &third].map(|d| d.load(Ordering::SeqCst));
+    assert_eq!(dropped, [1, 2, 1], "each future dropped once");
+}
+
+#[test]
+fn cancel_returning_true_means_the_handle_says_cancelled() {
+    let executor = LocalExecutor::new();
+    let (in_poll, cancelled) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
+    let task = {
+        let (in_poll, cancelled) = (Arc::clone(&in_poll), Arc::clone(&cancelled));
+        executor
+            .spawn(async move {
+                // The task's last poll: the other thread cancels during it,
+                // and the poll returns a value anyway.
+                in_poll.wait();
+                cancelled.wait();
+                Ok::<_, ()>("value")
+            })
+            .unwrap()
+    };
+    let handle = Arc::new(Mutex::new(task));
+    let canceller = {
+        let handle = Arc::clone(&handle);
+        thread::spawn(move || {
+            in_poll.wait();
+            let accepted = handle.lock().unwrap().cancel();
+            cancelled.wait();
+            accepted
+        })
+    };
+    executor.tick(usize::MAX);
+    assert!(canceller.join().unwrap(), "not finished when cancelled");
+    let mut handle = Arc::try_unwrap(handle).unwrap().into_inner().unwrap();
+    assert_eq!(handle.try_take(), Some(Err(JoinFailure::Cancelled)));
+    // A finished task cannot be cancelled: `false`, nothing changes.
+    let done = executor.spawn(async { Ok::<_, ()>(1) }).unwrap();
+    executor.tick(usize::MAX);
+    assert!(!done.cancel());
+    assert_eq!(executor.block_on(done), Ok(1));
+}
+
+#[test]
+fn a_wake_from_a_thread_local_destructor_reaches_the_task() {
+    struct WakeOnDrop(Option<Waker>);
+    impl Drop for WakeOnDrop {
+        fn drop(&mut self) {
+            if let Some(waker) = self.0.take() {
+                waker.wake();
+            }
+        }
+    }
+    thread_local! {
+        static LAST_WORDS: RefCell<Option<WakeOnDrop>> = const { RefCell::new(None) };
+    }
+    let executor = LocalExecutor::new();
+    let woken = Rc::new(Cell::new(false));
+    let task = {
+        let woken = Rc::clone(&woken);
+        executor
+            .spawn(poll_fn(move |cx| {
+                if woken.replace(true) {
+                    return Poll::Ready(Ok::<_, ()>("woken"));
+                }
+                let waker = cx.waker().clone();
+                // A thread whose thread-local wakes the task as it is
+                // destroyed, when the thread ends, after the executors'
+                // own thread-local (touched later, so destroyed first).
+                thread::spawn(move || {
+                    LAST_WORDS.with(|slot| *slot.borrow_mut() = Some(WakeOnDrop(Some(waker))));
+                    LocalExecutor::new().tick(1);
+                })
+                .join()
+                .expect("waking from a thread-local's destructor does not panic");
+                Poll::Pending
+            }))
+            .unwrap()
+    };
+    assert_eq!(executor.block_on(task), Ok("woken"));
+}
+
+#[test]
+fn a_wake_from_another_thread_during_a_poll_is_not_the_tasks_own() {
+    let executor = LocalExecutor::new();
+    let task = executor
+        .spawn(async {
+            WokenElsewhere {
+                polls: 0,
+                ready_at: 2,
+            }
+            .await;
+            yield_now().await;
+            Ok::<_, ()>(())
+        })
+        .unwrap();
+    executor.tick(usize::MAX);
+    let woken = executor.tick(usize::MAX);
+    assert_eq!(
+        (woken.woken_outside, woken.woken_in_poll, woken.self_woken),
+        (1, 0, 0)
+    );
+    let own = executor.tick(usize::MAX);
+    assert_eq!((own.self_woken, own.completed), (1, 1));
+    assert_eq!(executor.block_on(task), Ok(()));
+}
+
+#[test]
+fn a_task_that_never_ends_is_accepted_and_can_be_cancelled() {
+    let executor = LocalExecutor::new();
+    let spins = Rc::new(Cell::new(0));
+    let mut forever = {
+        let spins = Rc::clone(&spins);
+        executor
+            .spawn(async move {
+                loop {
+                    spins.set(spins.get() + 1);
+                    yield_now().await;
+                }
+            })
+            .unwrap()
+    };
+    let remote = executor
+        .spawner()
+        .try_spawn(async {
+            loop {
+                yield_now().await;
+            }
+        })
+        .unwrap();
+    executor.tick(usize::MAX);
+    executor.tick(usize::MAX);
+    assert_eq!(spins.get(), 2);
+    assert!(forever.cancel() && remote.cancel());
+    executor.tick(usize::MAX);
+    assert!(matches!(
+        forever.try_take(),
+        Some(Err(JoinFailure::Cancelled))
+    ));
+    assert!(matches!(
+        executor.block_on(remote),
+        Err(JoinFailure::Cancelled)
+    ));
+}

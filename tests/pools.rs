@@ -425,6 +425,70 @@ fn submit_from_many_threads_counts_add_up<P: Pool>() {
     );
 }
 
+/// A value whose destructor panics.
+struct ExplodesOnDrop;
+
+impl Drop for ExplodesOnDrop {
+    fn drop(&mut self) {
+        panic!("{}", BOOM);
+    }
+}
+
+fn a_detached_result_whose_destructor_panics_costs_no_thread<P: Pool>() {
+    support::quiet_panics_containing(&[BOOM]);
+    let pool = P::build(1, 4);
+    // Its handle is dropped: the result is dropped by the pool, and its
+    // destructor's panic must not take the thread with it.
+    drop(pool.submit(|| ExplodesOnDrop).unwrap());
+    let next = pool.submit(|| 5).unwrap_or_else(|_| panic!("room"));
+    assert_eq!(next.join(), Ok(5), "{}: the thread still serves", P::NAME);
+    let report = pool.shutdown(ShutdownPolicy::Drain);
+    assert_eq!((report.completed, report.panicked), (2, 0), "{}", P::NAME);
+}
+
+fn dropping_the_last_owner_from_its_own_task_returns<P: Pool + Send + 'static>() {
+    // Two threads: the other one leaves while this task's thread waits for
+    // nothing but itself.
+    let owner: Arc<Mutex<Option<P>>> = Arc::new(Mutex::new(Some(P::build(2, 4))));
+    let (done_tx, done_rx) = mpsc::channel();
+    let task = {
+        let owner = Arc::clone(&owner);
+        move || {
+            let pool = owner.lock().unwrap().take();
+            drop(pool);
+            done_tx.send(()).unwrap();
+        }
+    };
+    let handle = owner
+        .lock()
+        .unwrap()
+        .as_ref()
+        .unwrap()
+        .submit(task)
+        .unwrap_or_else(|_| panic!("room"));
+    done_rx.recv().expect("the drop returned inside the task");
+    assert_eq!(handle.join(), Ok(()), "{}", P::NAME);
+}
+
+fn a_handle_resolves_after_its_place_and_counts_are_settled<P: Pool>() {
+    let pool = P::build(1, 1);
+    for round in 0..20 {
+        let handle = pool
+            .submit(move || round)
+            .unwrap_or_else(|_| panic!("room"));
+        assert_eq!(handle.join(), Ok(round));
+        // Everything about the job is settled before its handle resolves.
+        let stats = pool.stats();
+        assert_eq!(
+            (stats.queued, stats.active, stats.completed),
+            (0, 0, round + 1),
+            "{}",
+            P::NAME
+        );
+    }
+    drop(pool);
+}
+
 macro_rules! contract {
     ($($fact:ident),* $(,)?) => {
         mod worker_pool {
@@ -448,6 +512,9 @@ contract!(
     drop_drains,
     handle_is_a_future,
     submit_from_many_threads_counts_add_up,
+    a_detached_result_whose_destructor_panics_costs_no_thread,
+    dropping_the_last_owner_from_its_own_task_returns,
+    a_handle_resolves_after_its_place_and_counts_are_settled,
 );
 
 // ---- WorkerPool only ----
@@ -671,6 +738,33 @@ fn in_flight_bound_counts_running_jobs() {
         }
     };
     assert_eq!(handle.join(), Ok(3));
+}
+
+#[test]
+fn an_in_flight_place_is_free_when_the_handle_resolves() {
+    let pool =
+        BlockingPool::new(BlockingConfig::new(1, 1).bound(AdmissionBound::InFlight)).unwrap();
+    for round in 0..20 {
+        let handle = pool
+            .try_spawn_blocking(move || round)
+            .unwrap_or_else(|_| panic!("round {round}: the place of the last job is free"));
+        assert_eq!(handle.join(), Ok(round));
+    }
+    // And from the waker the pool calls: a task awaiting a job submits the
+    // next one as soon as it is woken.
+    let executor = LocalExecutor::new();
+    let submitter = pool.submitter();
+    let chained = executor.block_on(async move {
+        let mut last = 0;
+        for round in 0..5u32 {
+            let handle = submitter
+                .try_submit(move || round)
+                .unwrap_or_else(|_| panic!("round {round}: refused"));
+            last = handle.await.unwrap();
+        }
+        last
+    });
+    assert_eq!(chained, 4);
 }
 
 #[test]

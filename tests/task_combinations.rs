@@ -667,3 +667,734 @@ fn worker_pool_handles() {
 fn blocking_pool_handles() {
     every_pool_case(|| ModelPool::one_blocking_thread(4));
 }
+
+// ---- A panic in each kind of user code, on every runtime ----
+//
+// A task runs more of its user's code than its poll: its future's (or
+// closure's) destructor when cancelled and when it completes, the destructor
+// of a result nobody reads, the telemetry sink and clock, and the waker of
+// whoever awaits its handle. Whichever panics, every handle resolves exactly
+// once, every slot and place comes back, the counts add up, and the runtime
+// serves the next task; the panic is the task's failure, or reaches the
+// caller of the entry point that ran it.
+//
+// The telemetry sites need the `telemetry` feature, as do the runtimes
+// built to measure themselves here.
+#[cfg(feature = "telemetry")]
+mod panics_in_user_code {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+    use std::task::Wake;
+
+    use dinah::{
+        BlockingConfig, BlockingPool, Clock, CoreConfig, JoinHandle, Sink, TelemetryConfig,
+        TraceEvent, TraceEventKind, WorkerPool, yield_now,
+    };
+
+    const SITE_PANIC: &str = "user code panicked on purpose";
+
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum Site {
+        /// The task's poll, or a pool task's closure.
+        Body,
+        /// The future's (or closure's) destructor, when it is cancelled.
+        DropOnCancel,
+        /// A destructor that runs as the task completes.
+        DropOnCompletion,
+        /// The destructor of the task's result, which nobody reads.
+        UnreadOutput,
+        /// The telemetry sink (the core's: an observer's sink).
+        Sink,
+        /// The telemetry clock (the core's: a timed queue's tick source).
+        Clock,
+        /// The waker of a task awaiting the handle.
+        Waker,
+    }
+
+    const SITES: [Site; 7] = [
+        Site::Body,
+        Site::DropOnCancel,
+        Site::DropOnCompletion,
+        Site::UnreadOutput,
+        Site::Sink,
+        Site::Clock,
+        Site::Waker,
+    ];
+
+    /// Panics when dropped.
+    struct Bomb;
+
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            panic!("{}", SITE_PANIC);
+        }
+    }
+
+    /// Panics: a task's body that fails that way.
+    fn explode<T>() -> T {
+        panic!("{}", SITE_PANIC);
+    }
+
+    fn site_panic(payload: &(dyn std::any::Any + Send)) {
+        assert_eq!(support::panic_message(payload), Some(SITE_PANIC));
+    }
+
+    /// A sink that panics on the first event of `kind` once armed.
+    struct TrapSink {
+        kind: TraceEventKind,
+        armed: AtomicBool,
+    }
+
+    impl TrapSink {
+        fn new(kind: TraceEventKind) -> Arc<Self> {
+            Arc::new(Self {
+                kind,
+                armed: AtomicBool::new(false),
+            })
+        }
+    }
+
+    impl Sink for TrapSink {
+        fn record(&self, event: TraceEvent) {
+            if event.kind == self.kind && self.armed.swap(false, Ordering::SeqCst) {
+                panic!("{}", SITE_PANIC);
+            }
+        }
+    }
+
+    /// A clock that counts its readings and, armed with `n`, panics on the
+    /// `n`-th reading from then on.
+    #[derive(Clone, Default)]
+    struct TrapClock {
+        reads: Arc<AtomicUsize>,
+        countdown: Arc<AtomicUsize>,
+    }
+
+    impl TrapClock {
+        fn arm(&self, n: usize) {
+            self.countdown.store(n, Ordering::SeqCst);
+        }
+    }
+
+    impl Clock for TrapClock {
+        fn now(&self) -> u64 {
+            let left = self
+                .countdown
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+            if left == Ok(1) {
+                panic!("{}", SITE_PANIC);
+            }
+            self.reads.fetch_add(1, Ordering::SeqCst) as u64
+        }
+        fn ticks_per_second(&self) -> u64 {
+            1_000_000_000
+        }
+    }
+
+    /// A waker that panics when woken.
+    struct TrapWaker;
+
+    impl Wake for TrapWaker {
+        fn wake(self: Arc<Self>) {
+            panic!("{}", SITE_PANIC);
+        }
+    }
+
+    /// Polls `future` once with a waker that panics when woken (so whoever
+    /// finishes it meets that panic); it must still be pending.
+    fn await_with_trap_waker<F: Future + Unpin>(future: &mut F) {
+        let waker = Waker::from(Arc::new(TrapWaker));
+        let poll = std::pin::Pin::new(future).poll(&mut Context::from_waker(&waker));
+        assert!(poll.is_pending());
+    }
+
+    fn local_executor_site(site: Site) {
+        let label = format!("LocalExecutor / {site:?}");
+        let sink = TrapSink::new(TraceEventKind::PollEnded);
+        let clock = TrapClock::default();
+        let executor = LocalExecutor::with_telemetry(
+            ExecutorConfig {
+                max_tasks: Some(2),
+                ..ExecutorConfig::default()
+            },
+            TelemetryConfig::new()
+                .with_shared_sink(sink.clone())
+                .with_clock(clock.clone()),
+        )
+        .unwrap();
+        let subject: Option<JoinHandle<u32, ()>> = match site {
+            Site::Body => Some(
+                executor
+                    .spawn(async {
+                        yield_now().await;
+                        explode::<Result<u32, ()>>()
+                    })
+                    .unwrap(),
+            ),
+            Site::DropOnCancel => {
+                let bomb = Bomb;
+                Some(
+                    executor
+                        .spawn(async move {
+                            let _bomb = bomb;
+                            std::future::pending::<Result<u32, ()>>().await
+                        })
+                        .unwrap(),
+                )
+            }
+            Site::DropOnCompletion => Some(
+                executor
+                    .spawn(async {
+                        let _bomb = Bomb;
+                        yield_now().await;
+                        Ok(1)
+                    })
+                    .unwrap(),
+            ),
+            Site::UnreadOutput => {
+                drop(
+                    executor
+                        .spawn(async {
+                            yield_now().await;
+                            Ok::<_, ()>(Bomb)
+                        })
+                        .unwrap(),
+                );
+                None
+            }
+            Site::Sink | Site::Clock | Site::Waker => Some(
+                executor
+                    .spawn(async {
+                        yield_now().await;
+                        Ok(1)
+                    })
+                    .unwrap(),
+            ),
+        };
+        let bystander = executor
+            .spawn(async {
+                yield_now().await;
+                Ok::<_, ()>(2)
+            })
+            .unwrap();
+        let mut subject = subject;
+        match site {
+            Site::DropOnCancel => assert!(subject.as_ref().unwrap().cancel(), "{label}"),
+            Site::Sink => sink.armed.store(true, Ordering::SeqCst),
+            Site::Clock => clock.arm(1),
+            Site::Waker => await_with_trap_waker(subject.as_mut().unwrap()),
+            _ => {}
+        }
+        let mut escaped = 0;
+        for round in 0.. {
+            assert!(round < 8, "{label}: the run ends");
+            match panic::catch_unwind(AssertUnwindSafe(|| executor.tick(usize::MAX))) {
+                Ok(report) if !report.work_remaining => break,
+                Ok(_) => {}
+                Err(payload) => {
+                    site_panic(&*payload);
+                    escaped += 1;
+                }
+            }
+        }
+        // A hook's panic reaches the caller of the tick that ran it; the
+        // task's own code's panic is the task's failure.
+        let hook = matches!(site, Site::Sink | Site::Clock);
+        assert_eq!(escaped, usize::from(hook), "{label}");
+        let expected = match site {
+            Site::Body | Site::DropOnCancel | Site::DropOnCompletion => {
+                Some(Err(JoinFailure::Panicked(SITE_PANIC.into())))
+            }
+            Site::UnreadOutput => None,
+            Site::Sink | Site::Clock | Site::Waker => Some(Ok(1)),
+        };
+        assert_eq!(
+            subject.as_mut().and_then(JoinHandle::try_take),
+            expected,
+            "{label}"
+        );
+        let mut bystander = bystander;
+        assert_eq!(bystander.try_take(), Some(Ok(2)), "{label}");
+        assert_eq!(executor.live_tasks(), 0, "{label}: every place is back");
+        let next = executor.spawn(async { Ok::<_, ()>(3) }).unwrap();
+        assert_eq!(
+            executor.block_on(next),
+            Ok(3),
+            "{label}: serves the next task"
+        );
+        let figures = executor.monitor().figures();
+        assert_eq!(figures.spawned, 3, "{label}");
+        assert_eq!(executor.shutdown().left(), 0, "{label}");
+    }
+
+    #[test]
+    fn local_executor_survives_a_panic_in_every_kind_of_user_code() {
+        support::quiet_panics_containing(&[SITE_PANIC]);
+        for site in SITES {
+            local_executor_site(site);
+        }
+    }
+
+    /// The core executor's timed queues read this tick source; armed, its next
+    /// reading panics.
+    struct TrapTicks;
+
+    static TRAP_TICKS_ARMED: AtomicBool = AtomicBool::new(false);
+
+    impl dinah::TickSource for TrapTicks {
+        fn now() -> u64 {
+            if TRAP_TICKS_ARMED.swap(false, Ordering::SeqCst) {
+                panic!("{}", SITE_PANIC);
+            }
+            0
+        }
+        fn ticks_per_second() -> u64 {
+            1
+        }
+    }
+
+    /// An observer whose events go to a trap sink.
+    struct TrapObserver(Arc<TrapSink>);
+
+    impl dinah::PollObserver for TrapObserver {
+        fn poll_started(&self, task: dinah::TaskId) {
+            self.0
+                .record(TraceEvent::new(task, TraceEventKind::PollStarted));
+        }
+        fn poll_ended(&self, task: dinah::TaskId) {
+            self.0
+                .record(TraceEvent::new(task, TraceEventKind::PollEnded));
+        }
+    }
+
+    fn async_executor_site(site: Site) {
+        use dinah::{ReadyQueue, Timed};
+        type Queue = ReadyQueue<2, Timed<TrapTicks>>;
+        let label = format!("AsyncExecutor / {site:?}");
+        let queue: &'static Queue = Box::leak(Box::new(ReadyQueue::new()));
+        let observer = TrapObserver(TrapSink::new(TraceEventKind::PollEnded));
+        type Output = Result<Bomb, ()>;
+        let mut subject = Box::pin(Some(async move {
+            match site {
+                Site::Body => {
+                    yield_now().await;
+                    explode()
+                }
+                Site::DropOnCancel => {
+                    let _bomb = Bomb;
+                    std::future::pending::<Output>().await
+                }
+                Site::DropOnCompletion => {
+                    let _bomb = Bomb;
+                    yield_now().await;
+                    Err(())
+                }
+                // The executor drops a task's value: this one's destructor
+                // panics there.
+                Site::UnreadOutput => {
+                    yield_now().await;
+                    Ok(Bomb)
+                }
+                _ => {
+                    yield_now().await;
+                    Err(())
+                }
+            }
+        }));
+        let mut bystander = Box::pin(Some(async {
+            yield_now().await;
+            Err::<Bomb, ()>(())
+        }));
+        let mut next = Box::pin(Some(async { Err::<Bomb, ()>(()) }));
+        let mut executor: AsyncExecutor<'_, 2, Output, Timed<TrapTicks>> =
+            AsyncExecutor::new(queue).unwrap();
+        let id = executor.spawn(subject.as_mut()).unwrap();
+        let other = executor.spawn(bystander.as_mut()).unwrap();
+        match site {
+            Site::DropOnCancel => {
+                // Polled once, so that the future holds what it drops.
+                executor.tick(1);
+                executor.cancel(id).unwrap();
+            }
+            Site::Sink => observer.0.armed.store(true, Ordering::SeqCst),
+            Site::Clock => TRAP_TICKS_ARMED.store(true, Ordering::SeqCst),
+            _ => {}
+        }
+        let mut escaped = 0;
+        for round in 0.. {
+            assert!(round < 8, "{label}: the run ends");
+            match panic::catch_unwind(AssertUnwindSafe(|| executor.tick_observed(8, &observer))) {
+                Ok(report) if !report.work_remaining => break,
+                Ok(_) => {}
+                Err(payload) => {
+                    site_panic(&*payload);
+                    escaped += 1;
+                }
+            }
+        }
+        // Without a catch in the core, every panic reaches the caller, and the
+        // task it came from ends `Failed`.
+        assert_eq!(escaped, 1, "{label}");
+        assert_eq!(executor.task_state(id), Some(TaskState::Failed), "{label}");
+        assert!(
+            executor.take_failure(id).is_none(),
+            "{label}: no error value"
+        );
+        assert_eq!(
+            executor.task_state(other),
+            Some(TaskState::Failed),
+            "{label}"
+        );
+        assert_eq!(
+            executor.take_failure(other).map(|f| f.into_error()),
+            Some(()),
+            "{label}: the bystander's own error, kept"
+        );
+        assert_eq!(executor.live_tasks(), 0, "{label}");
+        // The subject's slot comes back: one more task fits, and runs.
+        let late = executor
+            .spawn(next.as_mut())
+            .unwrap_or_else(|_| panic!("{label}: a slot"));
+        while executor.tick(8).work_remaining {}
+        assert_eq!(
+            executor.task_state(late),
+            Some(TaskState::Failed),
+            "{label}"
+        );
+    }
+
+    #[test]
+    fn async_executor_survives_a_panic_in_every_kind_of_user_code() {
+        support::quiet_panics_containing(&[SITE_PANIC]);
+        for site in SITES.into_iter().filter(|&site| site != Site::Waker) {
+            async_executor_site(site);
+        }
+    }
+
+    #[derive(Clone, Copy, Debug)]
+    enum PoolKind {
+        Worker,
+        Blocking,
+    }
+
+    enum AnyPool {
+        Worker(WorkerPool),
+        Blocking(BlockingPool),
+    }
+
+    impl AnyPool {
+        fn submit<F, R>(&self, f: F) -> TaskHandle<R>
+        where
+            F: FnOnce() -> R + Send + 'static,
+            R: Send + 'static,
+        {
+            match self {
+                Self::Worker(pool) => pool.try_submit(f),
+                Self::Blocking(pool) => pool.try_spawn_blocking(f),
+            }
+            .unwrap_or_else(|_| panic!("room in the pool"))
+        }
+
+        fn shutdown(self) -> dinah::PoolReport {
+            match self {
+                Self::Worker(pool) => pool.shutdown(ShutdownPolicy::Drain),
+                Self::Blocking(pool) => pool.shutdown(ShutdownPolicy::Drain),
+            }
+        }
+    }
+
+    fn pool_site(kind: PoolKind, site: Site) {
+        let label = format!("{kind:?} / {site:?}");
+        let sink = TrapSink::new(TraceEventKind::Started);
+        let clock = TrapClock::default();
+        let telemetry = TelemetryConfig::new()
+            .with_shared_sink(sink.clone())
+            .with_clock(clock.clone());
+        let pool = match kind {
+            PoolKind::Worker => AnyPool::Worker(
+                WorkerPool::with_telemetry(CoreConfig::new(1).unwrap(), 4, telemetry).unwrap(),
+            ),
+            PoolKind::Blocking => AnyPool::Blocking(
+                BlockingPool::with_telemetry(BlockingConfig::new(1, 4), telemetry).unwrap(),
+            ),
+        };
+        // The one thread waits at a gate, so the subject is queued behind it.
+        let (gate_tx, gate_rx) = mpsc::channel::<()>();
+        let (entered_tx, entered_rx) = mpsc::channel::<()>();
+        let gate = pool.submit(move || {
+            entered_tx.send(()).unwrap();
+            gate_rx.recv().unwrap();
+        });
+        entered_rx.recv().unwrap();
+        let mut subject: Option<TaskHandle<u32>> = match site {
+            Site::Body => Some(pool.submit(explode)),
+            Site::DropOnCancel => {
+                let bomb = Bomb;
+                Some(pool.submit(move || {
+                    let _bomb = &bomb;
+                    1
+                }))
+            }
+            Site::DropOnCompletion => {
+                let bomb = Bomb;
+                Some(pool.submit(move || {
+                    let _bomb = bomb;
+                    1
+                }))
+            }
+            Site::UnreadOutput => {
+                drop(pool.submit(|| Bomb));
+                None
+            }
+            Site::Sink | Site::Clock | Site::Waker => Some(pool.submit(|| 1)),
+        };
+        match site {
+            Site::DropOnCancel => assert!(subject.as_ref().unwrap().cancel(), "{label}"),
+            Site::Sink => sink.armed.store(true, Ordering::SeqCst),
+            // The gate's end reads the clock first, then the subject's start.
+            Site::Clock => clock.arm(2),
+            Site::Waker => await_with_trap_waker(subject.as_mut().unwrap()),
+            _ => {}
+        }
+        gate_tx.send(()).unwrap();
+        gate.join().unwrap();
+        let expected = match site {
+            Site::DropOnCancel => Some(Err(JoinError::Cancelled)),
+            // The task's own code, or a hook while it ran: its failure.
+            Site::Body | Site::DropOnCompletion | Site::Sink | Site::Clock => {
+                Some(Err(JoinError::Panicked(SITE_PANIC.into())))
+            }
+            Site::UnreadOutput => None,
+            Site::Waker => Some(Ok(1)),
+        };
+        assert_eq!(subject.map(TaskHandle::join), expected, "{label}");
+        // The thread still serves.
+        assert_eq!(pool.submit(|| 3).join(), Ok(3), "{label}");
+        let report = pool.shutdown();
+        let (cancelled, panicked) = match site {
+            Site::DropOnCancel => (1, 0),
+            Site::Body | Site::DropOnCompletion | Site::Sink | Site::Clock => (0, 1),
+            Site::UnreadOutput | Site::Waker => (0, 0),
+        };
+        assert_eq!(
+            (report.completed, report.panicked, report.cancelled),
+            (3 - cancelled - panicked, panicked, cancelled),
+            "{label}: the gate, the subject and the next task, each counted once"
+        );
+    }
+
+    #[test]
+    fn pools_survive_a_panic_in_every_kind_of_user_code() {
+        support::quiet_panics_containing(&[SITE_PANIC]);
+        for kind in [PoolKind::Worker, PoolKind::Blocking] {
+            for site in SITES {
+                pool_site(kind, site);
+            }
+        }
+    }
+}
+
+// ---- Every entry point, called again and again on one executor ----
+//
+// `block_on`, `run_until` and `tick` each keep state for one call (the main
+// future's place, what is being polled, what was taken off the wake list).
+// Called over and over on one executor, with wakes from other threads
+// landing at each step of each call, nothing a call leaves behind may hang,
+// mislead or double up the next one.
+
+use std::sync::Arc;
+use std::task::{Context, Waker};
+
+/// Where a wake from another thread lands in a future's life.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum WakeAt {
+    /// During its first poll (the other thread is joined inside it).
+    FirstPoll,
+    /// During its last poll, the one that returns `Ready`.
+    LastPoll,
+    /// Whenever the other thread gets to it: between polls, during a tick,
+    /// while the executor sleeps.
+    Anytime,
+    /// After it is over (a stale wake).
+    AfterItEnds,
+}
+
+const WAKE_POINTS: [WakeAt; 4] = [
+    WakeAt::FirstPoll,
+    WakeAt::LastPoll,
+    WakeAt::Anytime,
+    WakeAt::AfterItEnds,
+];
+
+/// Ready at its second poll; woken from another thread as `at` says.
+struct Scripted {
+    at: WakeAt,
+    polls: usize,
+    /// Its waker, kept for a wake after it ends.
+    kept: Arc<std::sync::Mutex<Option<Waker>>>,
+    /// The threads it started, for the caller to join.
+    wakers: Arc<std::sync::Mutex<Vec<thread::JoinHandle<()>>>>,
+}
+
+impl Scripted {
+    fn new(at: WakeAt) -> Self {
+        Self {
+            at,
+            polls: 0,
+            kept: Arc::default(),
+            wakers: Arc::default(),
+        }
+    }
+
+    fn wake_from_another_thread(&self, waker: Waker, join: bool) {
+        let thread = thread::spawn(move || waker.wake());
+        if join {
+            thread.join().unwrap();
+        } else {
+            self.wakers.lock().unwrap().push(thread);
+        }
+    }
+}
+
+impl Future for Scripted {
+    type Output = usize;
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
+        self.polls += 1;
+        let waker = cx.waker().clone();
+        match (self.at, self.polls) {
+            (WakeAt::FirstPoll, 1) => self.wake_from_another_thread(waker, true),
+            (WakeAt::Anytime, 1) => self.wake_from_another_thread(waker, false),
+            (WakeAt::LastPoll | WakeAt::AfterItEnds, 1) => waker.wake(),
+            (WakeAt::LastPoll, _) => self.wake_from_another_thread(waker, true),
+            (WakeAt::AfterItEnds, _) => *self.kept.lock().unwrap() = Some(waker),
+            _ => {}
+        }
+        if self.polls >= 2 {
+            Poll::Ready(self.polls)
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+/// After a call returned: joins the future's threads and, for a stale
+/// wake, wakes its kept waker from another thread.
+fn after_the_call(
+    kept: &Arc<std::sync::Mutex<Option<Waker>>>,
+    wakers: &Arc<std::sync::Mutex<Vec<thread::JoinHandle<()>>>>,
+) {
+    for waker in std::mem::take(&mut *wakers.lock().unwrap()) {
+        waker.join().unwrap();
+    }
+    if let Some(waker) = kept.lock().unwrap().take() {
+        thread::spawn(move || waker.wake()).join().unwrap();
+    }
+}
+
+/// Rounds of every pair (one under Miri, where threads are slow).
+const ROUNDS: usize = if cfg!(miri) { 1 } else { 3 };
+
+#[test]
+fn block_on_again_and_again_with_wakes_landing_at_every_step() {
+    let executor = LocalExecutor::new();
+    for round in 0..ROUNDS {
+        // Every pair of consecutive calls: what the first leaves behind
+        // meets every way the second is woken.
+        for first_at in WAKE_POINTS {
+            for second_at in WAKE_POINTS {
+                let label = format!("round {round}, then {first_at:?}, then {second_at:?}");
+                let task = Scripted::new(second_at);
+                let (task_kept, task_wakers) = (Arc::clone(&task.kept), Arc::clone(&task.wakers));
+                let spawned = executor
+                    .spawn(async move { Ok::<_, ()>(task.await) })
+                    .unwrap();
+                for at in [first_at, second_at] {
+                    let main = Scripted::new(at);
+                    let (kept, wakers) = (Arc::clone(&main.kept), Arc::clone(&main.wakers));
+                    // Ready at its second poll (an entry an earlier call
+                    // left may poll it once more, and it is ready then too).
+                    assert_eq!(executor.block_on(main), 2, "{label}: {at:?}");
+                    after_the_call(&kept, &wakers);
+                }
+                assert_eq!(executor.block_on(spawned), Ok(2), "{label}");
+                after_the_call(&task_kept, &task_wakers);
+            }
+        }
+    }
+    assert!(!executor.tick(usize::MAX).work_remaining);
+    assert_eq!(executor.live_tasks(), 0);
+    assert_eq!(executor.shutdown().left(), 0);
+}
+
+#[test]
+fn local_tick_again_and_again_with_wakes_landing_at_every_step() {
+    let executor = LocalExecutor::new();
+    for round in 0..ROUNDS {
+        for at in WAKE_POINTS {
+            let label = format!("round {round}, {at:?}");
+            let task = Scripted::new(at);
+            let (kept, wakers) = (Arc::clone(&task.kept), Arc::clone(&task.wakers));
+            let mut handle = executor
+                .spawn(async move { Ok::<_, ()>(task.await) })
+                .unwrap();
+            let mut ticks = 0;
+            while handle.try_take().is_none_or(|result| {
+                assert_eq!(result, Ok(2), "{label}");
+                false
+            }) {
+                ticks += 1;
+                assert!(ticks < 10_000, "{label}: the task ends");
+                if !executor.tick(usize::MAX).work_remaining {
+                    thread::yield_now();
+                }
+            }
+            after_the_call(&kept, &wakers);
+        }
+    }
+    while executor.tick(usize::MAX).work_remaining {}
+    assert_eq!(executor.live_tasks(), 0);
+}
+
+#[test]
+fn run_until_again_and_again_with_wakes_landing_at_every_step() {
+    use dinah::ReadyQueue;
+    let queue: &'static ReadyQueue<2> = Box::leak(Box::new(ReadyQueue::new()));
+    let pairs = ROUNDS * WAKE_POINTS.len() * WAKE_POINTS.len();
+    let mut tasks: Vec<_> = (0..pairs)
+        .map(|i| {
+            let at = WAKE_POINTS[i % WAKE_POINTS.len()];
+            Box::pin(Some(async move {
+                Scripted::new(at).await;
+            }))
+        })
+        .collect();
+    let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(queue).unwrap();
+    let mut tasks = tasks.iter_mut();
+    for round in 0..ROUNDS {
+        for first_at in WAKE_POINTS {
+            for second_at in WAKE_POINTS {
+                let label = format!("round {round}, then {first_at:?}, then {second_at:?}");
+                let id = executor.spawn(tasks.next().unwrap().as_mut()).unwrap();
+                for at in [first_at, second_at] {
+                    let main = Scripted::new(at);
+                    let (kept, wakers) = (Arc::clone(&main.kept), Arc::clone(&main.wakers));
+                    let polls = executor.run_until(main, 8, thread::yield_now);
+                    assert_eq!(polls, 2, "{label}: {at:?}");
+                    after_the_call(&kept, &wakers);
+                }
+                // The task finishes too, whatever the main futures did.
+                let mut ticks = 0;
+                while executor.task_state(id) != Some(TaskState::Completed) {
+                    ticks += 1;
+                    assert!(ticks < 10_000, "{label}: the task ends");
+                    if !executor.tick(8).work_remaining {
+                        thread::yield_now();
+                    }
+                }
+            }
+        }
+    }
+    while executor.tick(8).work_remaining {}
+    assert_eq!(executor.live_tasks(), 0);
+}

@@ -22,7 +22,7 @@
 //! ```
 //! use core::pin::pin;
 //! use core::sync::atomic::{AtomicU32, Ordering};
-//! use dinah_core::{AsyncExecutor, ReadyQueue, TaskState, yield_now};
+//! use dinah::{AsyncExecutor, ReadyQueue, TaskState, yield_now};
 //!
 //! static QUEUE: ReadyQueue<2> = ReadyQueue::new();
 //! static LOG: AtomicU32 = AtomicU32::new(0);
@@ -49,14 +49,15 @@ use core::future::Future;
 use core::pin::{Pin, pin};
 use core::task::{Context, Poll};
 
-use crate::sched::{Life, Step, TickTally, Word};
+use crate::sched::{Life, Step, TickTally};
 #[cfg(doc)]
 use crate::waker::{CountPerTask, Timed};
 use crate::waker::{Counting, NoCounters, ReadyQueue, TaskCounters};
 use crate::{CancelError, PollObserver, Task, TaskFailure, TaskId, TaskOutput, TaskState};
 
-/// A borrowed, pinned task as the executor stores it.
-pub type TaskRef<'a, O> = Pin<&'a mut dyn Task<Output = O>>;
+/// A borrowed, pinned task as the executor stores it: any task whose error
+/// type is `O`'s (see [`AsyncExecutor`]).
+pub type TaskRef<'a, O> = Pin<&'a mut dyn Task<Error = <O as TaskOutput>::Error>>;
 
 /// Why [`AsyncExecutor::spawn`] refused a task. The task is handed back.
 pub enum SpawnError<T> {
@@ -120,14 +121,16 @@ pub struct TickReport {
     pub failed: usize,
     /// Tasks whose future was dropped because cancellation was requested.
     pub cancelled: usize,
-    /// Polls caused by a wake made while no task was being polled: from an
+    /// Polls caused by a wake made while no task was being polled (from an
     /// interrupt handler or another thread between polls, or from code
-    /// outside the executor.
+    /// outside the executor), or made from another context while one was
+    /// (see [`ReadyQueue::with_context`]).
     pub woken_outside: usize,
-    /// Polls caused by a wake made while some other task was being polled
-    /// (on one core, this includes interrupts that fired during a poll).
+    /// Polls caused by a wake made, in the executor's own context, while
+    /// some other task was being polled.
     pub woken_in_poll: usize,
-    /// Polls caused by a task waking itself during its own poll.
+    /// Polls caused by a task waking itself during its own poll (in the
+    /// executor's own context).
     pub self_woken: usize,
     /// Wakes that arrived for tasks already over, since the previous tick.
     pub stale_wakes: u32,
@@ -139,8 +142,12 @@ pub struct TickReport {
 /// An async executor over `N` task slots, with no heap: a firmware's main
 /// loop, or a host's test or benchmark driver.
 ///
-/// `O` is what every task returns: `()` (the default) or `Result<(), E>`,
-/// whose errors are kept per task as [`TaskFailure`]s. `C` chooses whether
+/// `O` names the error type every task shares: a task returning `()`, `!`
+/// (a task that never ends) or `Result<T, E>` with `E` equal to
+/// `O::Error` fits. The default, `()`, takes the tasks that cannot fail
+/// (`()`, `!`, `Result<T, Infallible>`); with `O = Result<(), E>` each
+/// task's error is kept as its [`TaskFailure`], while its value, whatever its
+/// type, is dropped (the executor hands no values back). `C` chooses whether
 /// per-task [`TaskCounters`] are kept: [`NoCounters`] (the default, which
 /// costs nothing) or [`CountPerTask`], read with
 /// [`task_counters`](Self::task_counters); or [`Timed`], which keeps the
@@ -172,11 +179,15 @@ pub struct TickReport {
 ///
 /// # Panics
 ///
-/// A task that panics unwinds out of `tick` (or `run`/`run_until`) to the
+/// A panic in a task's code (its poll, or its future's destructor when the
+/// task is cancelled) unwinds out of `tick` (or `run`/`run_until`) to the
 /// caller. The executor stays consistent: that task is recorded as `Failed`
-/// with no error value and never polled again, the executor lets go of its
-/// storage at the next tick (the future itself is dropped by its owner, with
-/// the storage), and every other task is where it was.
+/// with no error value and never polled again, an observer is told its poll
+/// ended, the executor lets go of its storage at the next tick (a future
+/// whose poll panicked is dropped by its owner, with the storage), its slot
+/// comes back, and every other task is where it was. A panic in the future
+/// `run_until` drives unwinds the same way and ends that call; the executor
+/// can be used again.
 ///
 /// # Dropping it
 ///
@@ -254,8 +265,7 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
         if let Some(local) = self.counters.get_mut(index) {
             self.queue.reset_counters(index, local);
         }
-        let generation = self.queue.reuse(index);
-        Ok(ReadyQueue::<N, C>::id_of(index, generation))
+        Ok(self.queue.start(index))
     }
 
     /// The state of task `id`, or `None` when `id` names no task here (never
@@ -284,7 +294,7 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
             return None;
         }
         let error = self.failure_slot(index).take()?;
-        self.release_if_reusable(index, word);
+        self.recycle(index);
         Some(TaskFailure::returned(error))
     }
 
@@ -321,7 +331,10 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
                 break;
             };
             if index == N {
-                self.main_ready = true;
+                // The main future's entry: cleared here, where it was taken
+                // off, and only polled while `run_until` drives it.
+                queue.task_cell(N).take_queued();
+                self.main_ready = queue.main_is_live();
                 continue;
             }
             // `take_queued` then a separate start on a first poll (rare):
@@ -333,15 +346,22 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
             let word = queue.task_cell(index).take_queued();
             match tally.step(word) {
                 Step::Release => {
-                    // A finished task's last waker is gone (or its poll
-                    // unwound): let go of its storage and free the slot,
-                    // unless a failure waits.
+                    // A finished task's last waker is gone (or its poll or
+                    // drop unwound): let go of its storage and free the
+                    // slot, unless a failure waits.
                     *self.task_slot(index) = None;
-                    self.release_if_reusable(index, queue.word(index));
+                    self.recycle(index);
                 }
                 Step::Cancel => {
                     if let Some(mut task) = self.task_slot(index).take() {
+                        // A destructor that panics ends the task `Failed`.
+                        let unwinding = EndOnUnwind::<N, C, ()> {
+                            queue,
+                            index,
+                            polling: None,
+                        };
                         task.as_mut().drop_future();
+                        core::mem::forget(unwinding);
                     }
                     self.end(index, Life::Cancelled);
                 }
@@ -352,13 +372,24 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
                     if let Some(local) = self.counters.get_mut(index) {
                         C::polled(local, !first, self_woken);
                     }
-                    let id = ReadyQueue::<N, C>::id_of(index, word.generation());
+                    let id = queue.id_of(index, word);
+                    // From here to the poll's end, a panic (in the poll, or
+                    // in the observer or tick source around it) ends this
+                    // task `Failed` on its way to the caller.
+                    let mut unwinding = EndOnUnwind {
+                        queue,
+                        index,
+                        polling: None,
+                    };
                     if let Some(stamp) = stamp {
                         observer.poll_waited(id, first, C::since(stamp));
                     }
                     observer.poll_started(id);
+                    unwinding.polling = Some((observer, id));
                     let poll = self.poll_slot(index);
+                    unwinding.polling = None;
                     observer.poll_ended(id);
+                    core::mem::forget(unwinding);
                     match poll {
                         Poll::Pending => {}
                         Poll::Ready(Ok(())) => {
@@ -381,21 +412,25 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
     }
 
     /// Runs forever: ticks with `budget`, and whenever nothing is ready,
-    /// calls `idle` inside a critical section.
+    /// lets `idle` sleep until a wake (see [`Idle`]).
     ///
     /// # No lost wakeups
     ///
-    /// `idle` runs only after the executor has checked, inside the same
-    /// critical section, that no task is ready. On a single-core
+    /// `idle` sleeps only after it has checked that no task is ready, and
+    /// each kind of [`Idle`] makes that check and the sleep safe against a
+    /// wake landing between them. A closure is called inside a critical
+    /// section, after the check made inside it: on a single-core
     /// microcontroller that section masks interrupts, so no interrupt
-    /// handler can wake a task between that check and the sleep; `WFI`
+    /// handler can wake a task between the check and the sleep; `WFI`
     /// (`cortex_m::asm::wfi`) still returns when an interrupt becomes
     /// pending, the section ends, the handler runs and wakes its task, and
-    /// the next tick polls it. A wake from another core or thread is not held
-    /// off by the section: for those, install a pender
-    /// ([`ReadyQueue::with_pender`]) that makes `idle` return (for example
-    /// `SEV` with `WFE`, or an event the idle hook waits on).
-    pub fn run(&mut self, budget: usize, idle: impl FnMut()) -> ! {
+    /// the next tick polls it. A wake from another core or thread is not
+    /// held off by the section: for those, and on a host (where a critical
+    /// section is one lock for the whole process, which a sleeping thread
+    /// must not hold), install a pender ([`ReadyQueue::with_pender`]) and
+    /// sleep with [`Pended`], which checks and sleeps holding no lock and
+    /// relies on the pender to end the sleep.
+    pub fn run(&mut self, budget: usize, idle: impl Idle) -> ! {
         self.run_observed(budget, idle, &())
     }
 
@@ -404,7 +439,7 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
     pub fn run_observed<W: PollObserver + ?Sized>(
         &mut self,
         budget: usize,
-        mut idle: impl FnMut(),
+        mut idle: impl Idle,
         observer: &W,
     ) -> ! {
         loop {
@@ -414,43 +449,55 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
     }
 
     /// Drives `future` to completion on this thread, ticking the spawned
-    /// tasks while it waits, and returns its output. `future` is polled when
-    /// its waker fires, like a task; `idle` is called as in
+    /// tasks while it waits, and returns its output. `future` is polled at
+    /// once, then whenever its waker fires, like a task; `idle` sleeps as in
     /// [`run`](Self::run) when nothing at all is ready.
-    pub fn run_until<F: Future>(
-        &mut self,
-        future: F,
-        budget: usize,
-        idle: impl FnMut(),
-    ) -> F::Output {
+    ///
+    /// Each call starts afresh: whatever an earlier call's future left
+    /// behind (a wake that landed during its last poll, a panic) is not
+    /// carried into this one. Tasks keep running across calls.
+    pub fn run_until<F: Future>(&mut self, future: F, budget: usize, idle: impl Idle) -> F::Output {
         self.run_until_observed(future, budget, idle, &())
     }
 
     /// [`run_until`](Self::run_until), telling `observer` about each poll of
-    /// a task (see [`tick_observed`](Self::tick_observed)); the polls of
-    /// `future` itself are not reported.
+    /// a task (see [`tick_observed`](Self::tick_observed)) and of `future`
+    /// itself, which it names as slot `N`'s task: the id whose
+    /// [`slot`](TaskId::slot) is `N`.
     pub fn run_until_observed<F: Future, W: PollObserver + ?Sized>(
         &mut self,
         future: F,
         budget: usize,
-        mut idle: impl FnMut(),
+        mut idle: impl Idle,
         observer: &W,
     ) -> F::Output {
         let queue = self.queue;
         let mut future = pin!(future);
         queue.set_main_live(true);
+        let mut main = MainGuard {
+            queue,
+            observer,
+            id: queue.id_of(N, queue.word(N)),
+            polling: false,
+        };
+        // Polled at once. The main cell's `QUEUED` is cleared only where
+        // its entry is taken off the stack (in `tick_observed`): an entry
+        // left by an earlier call still comes, and polls the future once
+        // more, which a future allows.
         self.main_ready = true;
         loop {
             if self.main_ready {
                 self.main_ready = false;
-                let _ = queue.task_cell(N).take_queued();
                 queue.stack().set_polling(N as u32 + 1);
+                observer.poll_started(main.id);
+                main.polling = true;
                 let poll = queue.with_waker(N, |waker| {
                     future.as_mut().poll(&mut Context::from_waker(waker))
                 });
+                main.polling = false;
                 queue.stack().set_polling(0);
+                observer.poll_ended(main.id);
                 if let Poll::Ready(output) = poll {
-                    queue.set_main_live(false);
                     return output;
                 }
             }
@@ -459,35 +506,31 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
         }
     }
 
-    fn idle_if_nothing_ready(&self, idle: &mut impl FnMut()) {
-        critical_section::with(|_| {
-            if !self.has_work() {
-                idle();
-            }
-        });
+    fn idle_if_nothing_ready(&self, idle: &mut impl Idle) {
+        idle.idle(|| self.has_work());
     }
 
     fn has_work(&self) -> bool {
-        self.ready_head != 0 || self.main_ready || self.queue.stack().has_woken()
+        self.ready_head != 0
+            || (self.main_ready && self.queue.main_is_live())
+            || self.queue.stack().has_woken()
     }
 
-    /// Polls the task in slot `index` once, with its waker, and turns a
-    /// `Ready` output into a `Result`.
+    /// Polls the task in slot `index` once, in place, with its waker,
+    /// marking it as the one being polled while it runs. (If the poll
+    /// unwinds, the caller's [`EndOnUnwind`] clears the mark.)
+    #[inline(always)]
     fn poll_slot(&mut self, index: usize) -> Poll<Result<(), O::Error>> {
         let queue = self.queue;
-        // Polled in place. If the poll unwinds, the slot ends as Failed and
-        // is queued, so that a later tick lets go of it and recycles it.
         let Some(task) = self.task_slot(index).as_mut() else {
             return Poll::Pending;
         };
-        let unwinding = UnwindGuard { queue, index };
         queue.stack().set_polling(index as u32 + 1);
         let poll = queue.with_waker(index, |waker| {
             task.as_mut().poll_task(&mut Context::from_waker(waker))
         });
         queue.stack().set_polling(0);
-        core::mem::forget(unwinding);
-        poll.map(|output| output.into_result().map(drop))
+        poll
     }
 
     /// Ends the task in `index`, and frees the slot now if nothing still
@@ -495,15 +538,16 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
     /// reused.
     fn end(&mut self, index: usize, life: Life) {
         *self.task_slot(index) = None;
-        let word = self.queue.task_cell(index).set_life(life);
-        self.release_if_reusable(index, word);
+        self.queue.task_cell(index).set_life(life);
+        self.recycle(index);
     }
 
-    /// Puts a finished slot on the free list once no waker refers to it, it
-    /// is not queued (a queued entry frees it when taken) and no failure
-    /// waits to be taken.
-    fn release_if_reusable(&mut self, index: usize, word: Word) {
-        if ReadyQueue::<N, C>::reusable(word) && self.failure_slot(index).is_none() {
+    /// Puts a finished slot on the free list if no failure waits to be
+    /// taken and the executor wins its claim: no waker is left and no entry
+    /// of it is queued (an entry frees it when taken; the last waker's drop
+    /// queues one).
+    fn recycle(&mut self, index: usize) {
+        if self.failure_slot(index).is_none() && self.queue.claim_finished(index) {
             self.release(index);
         }
     }
@@ -565,18 +609,129 @@ fn slot_out_of_range() -> ! {
     panic!("dinah: internal slot index out of range")
 }
 
-/// Ends a slot as `Failed` if its poll unwinds (dropped only then: the
-/// normal path forgets it).
-struct UnwindGuard<const N: usize, C: Counting> {
+/// Ends a slot as `Failed` if its poll, or the drop of its future, unwinds
+/// (dropped only then: the normal path forgets it), telling the observer of
+/// a poll that it ended.
+struct EndOnUnwind<'o, const N: usize, C: Counting, W: PollObserver + ?Sized> {
     queue: &'static ReadyQueue<N, C>,
     index: usize,
+    /// While a poll runs: who watches it, and the task's id.
+    polling: Option<(&'o W, TaskId)>,
 }
 
-impl<const N: usize, C: Counting> Drop for UnwindGuard<N, C> {
+impl<const N: usize, C: Counting, W: PollObserver + ?Sized> Drop for EndOnUnwind<'_, N, C, W> {
     fn drop(&mut self) {
-        self.queue.stack().set_polling(0);
+        if let Some((observer, id)) = self.polling {
+            self.queue.stack().set_polling(0);
+            observer.poll_ended(id);
+        }
         self.queue.task_cell(self.index).set_life(Life::Failed);
         self.queue.requeue(self.index);
+    }
+}
+
+/// Ends `run_until`'s hold on the main cell when the call returns or
+/// unwinds: nothing is marked as polling, an observer hears that a poll
+/// that unwound ended, and the main cell is vacant (later wakes of its
+/// wakers are stale).
+struct MainGuard<'o, const N: usize, C: Counting, W: PollObserver + ?Sized> {
+    queue: &'static ReadyQueue<N, C>,
+    observer: &'o W,
+    id: TaskId,
+    polling: bool,
+}
+
+impl<const N: usize, C: Counting, W: PollObserver + ?Sized> Drop for MainGuard<'_, N, C, W> {
+    fn drop(&mut self) {
+        self.queue.stack().set_polling(0);
+        if self.polling {
+            self.observer.poll_ended(self.id);
+        }
+        self.queue.set_main_live(false);
+    }
+}
+
+/// How a run loop ([`AsyncExecutor::run`], [`AsyncExecutor::run_until`])
+/// waits when no task is ready: it checks for work and sleeps until a wake,
+/// without losing a wake that lands between the two.
+///
+/// Two ways are provided:
+///
+/// - a closure (`FnMut()`): the firmware way. The check and the call run
+///   inside one critical section; on a single core that masks interrupts,
+///   so the closure can sleep with `WFI`, which returns when an interrupt is
+///   pending. Do not block in it on a host: there a critical section is one
+///   lock for the whole process (`critical-section/std`), held while it
+///   sleeps.
+/// - [`Pended`]: the host (or multi-core) way. The check runs with no lock
+///   held and the closure sleeps only if it found nothing; the queue's
+///   pender ([`ReadyQueue::with_pender`]) must end the sleep, and a pend that
+///   comes between the check and the sleep must end it at once (what
+///   `thread::park` and `unpark` do, and `WFE` and `SEV`).
+pub trait Idle {
+    /// Sleeps until a wake, unless `ready()` says a task is ready now.
+    fn idle(&mut self, ready: impl Fn() -> bool);
+}
+
+impl<F: FnMut()> Idle for F {
+    /// Calls `self` inside a critical section, if `ready()`, checked inside
+    /// the same section, is false.
+    fn idle(&mut self, ready: impl Fn() -> bool) {
+        critical_section::with(|_| {
+            if !ready() {
+                self();
+            }
+        });
+    }
+}
+
+/// An [`Idle`] that checks for work and sleeps with its closure holding no
+/// lock: for a host thread that parks, or a core that waits for an event,
+/// until the queue's pender wakes it.
+///
+/// ```
+/// use std::sync::OnceLock;
+/// use std::thread::{self, Thread};
+/// use dinah::{AsyncExecutor, Pended, ReadyQueue};
+///
+/// static EXECUTOR_THREAD: OnceLock<Thread> = OnceLock::new();
+/// fn pend() {
+///     if let Some(thread) = EXECUTOR_THREAD.get() {
+///         thread.unpark();
+///     }
+/// }
+/// static QUEUE: ReadyQueue<4> = ReadyQueue::with_pender(pend);
+///
+/// EXECUTOR_THREAD.set(thread::current()).unwrap();
+/// let mut executor: AsyncExecutor<'_, 4> = AsyncExecutor::new(&QUEUE).unwrap();
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// let waker_thread = thread::spawn(move || {
+///     let waker: std::task::Waker = rx.recv().unwrap();
+///     waker.wake();
+/// });
+/// let mut sent = Some(tx);
+/// executor.run_until(
+///     std::future::poll_fn(|cx| match sent.take() {
+///         Some(tx) => {
+///             tx.send(cx.waker().clone()).unwrap();
+///             std::task::Poll::Pending
+///         }
+///         None => std::task::Poll::Ready(()),
+///     }),
+///     8,
+///     Pended(thread::park),
+/// );
+/// waker_thread.join().unwrap();
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pended<F>(pub F);
+
+impl<F: FnMut()> Idle for Pended<F> {
+    /// Calls the closure, holding no lock, if `ready()` is false.
+    fn idle(&mut self, ready: impl Fn() -> bool) {
+        if !ready() {
+            (self.0)();
+        }
     }
 }
 

@@ -34,7 +34,7 @@ use portable_atomic::{AtomicBool, Ordering};
 /// critical-section implementation); the library never does.
 ///
 /// ```
-/// use dinah_core::CancellationToken;
+/// use dinah::CancellationToken;
 ///
 /// static STOP: CancellationToken = CancellationToken::new();
 ///

@@ -58,7 +58,7 @@ impl CoreConfig {
     /// Returns [`CoreError::ZeroMaxWorkers`] when `max_workers` is zero.
     ///
     /// ```
-    /// use dinah_core::{CoreConfig, CoreError};
+    /// use dinah::{CoreConfig, CoreError};
     ///
     /// assert_eq!(CoreConfig::new(4).unwrap().max_workers().get(), 4);
     /// assert_eq!(CoreConfig::new(0), Err(CoreError::ZeroMaxWorkers));
@@ -87,7 +87,7 @@ impl CoreConfig {
 /// as it was.
 ///
 /// ```
-/// use dinah_core::LifecycleState;
+/// use dinah::LifecycleState;
 ///
 /// let mut state = LifecycleState::Created;
 /// state.transition_to(LifecycleState::Running).unwrap();

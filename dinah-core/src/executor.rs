@@ -19,7 +19,7 @@
 /// catches nothing and converts nothing into an error.
 ///
 /// ```
-/// use dinah_core::Executor;
+/// use dinah::Executor;
 ///
 /// assert_eq!(Executor::run(|| 6 * 7), 42);
 /// let failed: Result<(), &str> = Executor::run(|| Err("no"));

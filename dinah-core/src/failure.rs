@@ -36,7 +36,7 @@ pub enum TaskFailureKind {
 /// errors.
 ///
 /// ```
-/// use dinah_core::{TaskFailure, TaskFailureKind};
+/// use dinah::{TaskFailure, TaskFailureKind};
 ///
 /// let failure = TaskFailure::returned("disk full");
 /// assert_eq!(failure.kind(), TaskFailureKind::ReturnedError);

@@ -6,7 +6,7 @@
 //! passed where another domain's ID is expected:
 //!
 //! ```compile_fail,E0308
-//! use dinah_core::{TaskId, WorkerId};
+//! use dinah::{TaskId, WorkerId};
 //!
 //! fn assign(worker: WorkerId) -> u64 { worker.get() }
 //!
@@ -34,8 +34,31 @@ macro_rules! typed_id {
         $error:ident,
         $domain:literal
     ) => {
+        typed_id!(@type $(#[$type_doc])* $name, $(#[$error_doc])* $error, $domain);
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_tuple(stringify!($name)).field(&self.0).finish()
+            }
+        }
+
+        impl fmt::Display for $name {
+            /// Writes the bare number, for example `42`.
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Display::fmt(&self.0, f)
+            }
+        }
+    };
+    (
+        @type
+        $(#[$type_doc:meta])*
+        $name:ident,
+        $(#[$error_doc:meta])*
+        $error:ident,
+        $domain:literal
+    ) => {
         $(#[$type_doc])*
-        #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+        #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub struct $name(NonZeroU64);
 
         impl $name {
@@ -63,13 +86,6 @@ macro_rules! typed_id {
             #[must_use]
             pub const fn get(self) -> u64 {
                 self.0.get()
-            }
-        }
-
-        impl fmt::Display for $name {
-            /// Writes the bare number, for example `42`.
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                fmt::Display::fmt(&self.0, f)
             }
         }
 
@@ -125,15 +141,98 @@ typed_id! {
 }
 
 typed_id! {
+    @type
     /// Identifies one logical task.
     ///
     /// A non-zero `u64` that stays the same for the task's whole life. It
     /// names a task; it does not hold the task's state, prove the task was
     /// accepted, or grant access to its result.
+    ///
+    /// # Two kinds of number
+    ///
+    /// The hosted executors and pools count their ids from 1 in submission
+    /// order; such an id prints as its number (`42`). The core
+    /// [`AsyncExecutor`](crate::AsyncExecutor) names a task by the slot it
+    /// occupies and the generation of that slot (how many tasks the slot held
+    /// before it), packed into the number with its top bit set; such an id
+    /// prints as both parts (`slot 3, generation 1`), and
+    /// [`slot`](Self::slot) and [`generation`](Self::generation) read them
+    /// back. [`get`](Self::get) is always the raw number.
+    ///
+    /// A slot's generations have 47 bits: its ids repeat only after
+    /// 2<sup>47</sup> tasks in that one slot, over four thousand years at one
+    /// task a millisecond.
     TaskId,
     /// [`TaskId::new`] was given zero, the reserved invalid value.
     TaskIdError,
     "task"
+}
+
+/// The top bit of a [`TaskId`] that the core executor packed from a slot and
+/// a generation.
+const SLOT_TAG: u64 = 1 << 63;
+/// The bits of a packed id below the tag that hold the generation.
+const GENERATION_BITS: u32 = 47;
+const GENERATION_MASK: u64 = (1 << GENERATION_BITS) - 1;
+
+impl TaskId {
+    /// The id of the task of generation `generation` (its low 47 bits) in
+    /// slot `slot` of a core executor.
+    pub(crate) const fn from_slot(slot: u16, generation: u64) -> Self {
+        let raw = SLOT_TAG | ((generation & GENERATION_MASK) << 16) | slot as u64;
+        match NonZeroU64::new(raw) {
+            Some(raw) => Self(raw),
+            None => Self::MAX,
+        }
+    }
+
+    /// The slot of the core executor this id names a task of, or `None` for
+    /// an id that was not made by a core executor (a hosted executor's or a
+    /// pool's, or one made with [`new`](Self::new)).
+    #[must_use]
+    pub const fn slot(self) -> Option<u16> {
+        if self.0.get() & SLOT_TAG == 0 {
+            None
+        } else {
+            Some(self.0.get() as u16)
+        }
+    }
+
+    /// The generation of the slot this id names (how many tasks the slot held
+    /// before this one, modulo 2<sup>47</sup>), or `None` as for
+    /// [`slot`](Self::slot).
+    #[must_use]
+    pub const fn generation(self) -> Option<u64> {
+        if self.0.get() & SLOT_TAG == 0 {
+            None
+        } else {
+            Some((self.0.get() >> 16) & GENERATION_MASK)
+        }
+    }
+}
+
+impl fmt::Debug for TaskId {
+    /// `TaskId(42)`, or `TaskId(slot 3, generation 1)` for a core
+    /// executor's id.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.slot(), self.generation()) {
+            (Some(slot), Some(generation)) => {
+                write!(f, "TaskId(slot {slot}, generation {generation})")
+            }
+            _ => f.debug_tuple("TaskId").field(&self.0).finish(),
+        }
+    }
+}
+
+impl fmt::Display for TaskId {
+    /// The bare number, for example `42`, or `slot 3, generation 1` for a
+    /// core executor's id.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.slot(), self.generation()) {
+            (Some(slot), Some(generation)) => write!(f, "slot {slot}, generation {generation}"),
+            _ => fmt::Display::fmt(&self.0, f),
+        }
+    }
 }
 
 typed_id! {
@@ -194,6 +293,23 @@ mod tests {
         assert_eq!(CoreIdError.to_string(), "core ID must be non-zero");
         assert_eq!(TaskIdError.to_string(), "task ID must be non-zero");
         assert_eq!(WorkerIdError.to_string(), "worker ID must be non-zero");
+    }
+
+    #[test]
+    fn a_core_executor_id_prints_its_slot_and_generation_and_keeps_its_raw_number() {
+        let id = TaskId::from_slot(3, 1);
+        assert_eq!((id.slot(), id.generation()), (Some(3), Some(1)));
+        assert_eq!(id.get(), (1 << 63) | (1 << 16) | 3);
+        assert_eq!(id.to_string(), "slot 3, generation 1");
+        assert_eq!(format!("{id:?}"), "TaskId(slot 3, generation 1)");
+        let plain = TaskId::new(4_294_967_299).unwrap();
+        assert_eq!((plain.slot(), plain.generation()), (None, None));
+        assert_eq!(format!("{plain:?}"), "TaskId(4294967299)");
+        // Generations keep 47 bits, then wrap.
+        let last = TaskId::from_slot(0, (1 << 47) - 1);
+        assert_eq!(last.generation(), Some((1 << 47) - 1));
+        assert_eq!(TaskId::from_slot(0, 1 << 47).generation(), Some(0));
+        assert_eq!(format!("{:?}", WorkerId::new(7).unwrap()), "WorkerId(7)");
     }
 
     #[test]

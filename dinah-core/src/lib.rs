@@ -36,7 +36,7 @@
 //! # Example
 //!
 //! ```
-//! use dinah_core::{Scheduler, TaskQueue};
+//! use dinah::{Scheduler, TaskQueue};
 //!
 //! fn one() -> u32 { 1 }
 //! fn two() -> u32 { 2 }
@@ -80,7 +80,9 @@ pub mod waker;
 #[cfg(feature = "defmt")]
 mod defmt;
 
-pub use async_executor::{AsyncExecutor, QueueClaimed, SpawnError, TaskRef, TickReport};
+pub use async_executor::{
+    AsyncExecutor, Idle, Pended, QueueClaimed, SpawnError, TaskRef, TickReport,
+};
 pub use cancel::CancellationToken;
 pub use config::{CoreConfig, CoreError, LifecycleState};
 #[cfg(feature = "defmt")]
@@ -92,10 +94,10 @@ pub use metrics::{MetricsSnapshot, MetricsSnapshot32, RuntimeMetrics, RuntimeMet
 pub use queue::{FifoQueue, QueuePushError, TaskQueue};
 pub use scheduler::Scheduler;
 pub use state::{InvalidTaskTransition, TaskState};
-pub use task::{Task, TaskOutput, YieldNow, chunked, yield_now};
+pub use task::{Never, Returns, Task, TaskOutput, YieldNow, chunked, yield_now};
 pub use telemetry::{
-    Blocked, Clock, Log2Histogram, NoClock, PollEvents, PollObserver, PollTimes, PollWatch, Sink,
-    TaskTime, TaskTimes, TickClock, TickSource,
+    Blocked, Clock, Log2Histogram, NoClock, PollEvents, PollObserver, PollStamp, PollTimes,
+    PollWatch, Sink, TaskTime, TaskTimes, TickClock, TickSource,
 };
 pub use trace::{TraceEvent, TraceEventKind, TraceRecordError, TraceRing};
 pub use waker::{CancelError, CountPerTask, Counting, NoCounters, ReadyQueue, TaskCounters, Timed};

@@ -224,7 +224,7 @@ runtime_metrics! {
     /// [`RuntimeMetrics32`] avoids that cost.
     ///
     /// ```
-    /// use dinah_core::RuntimeMetrics;
+    /// use dinah::RuntimeMetrics;
     ///
     /// static METRICS: RuntimeMetrics = RuntimeMetrics::new();
     ///
@@ -251,7 +251,7 @@ runtime_metrics! {
     /// `thumbv6m` they still go through a critical section.
     ///
     /// ```
-    /// use dinah_core::{MetricsSnapshot, RuntimeMetrics32};
+    /// use dinah::{MetricsSnapshot, RuntimeMetrics32};
     ///
     /// static METRICS: RuntimeMetrics32 = RuntimeMetrics32::new();
     ///

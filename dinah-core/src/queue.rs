@@ -152,7 +152,7 @@ impl<Q: FifoQueue + ?Sized> FifoQueue for &mut Q {
 /// what it holds: the [`Scheduler`](crate::Scheduler) does.
 ///
 /// ```
-/// use dinah_core::{QueuePushError, TaskQueue};
+/// use dinah::{QueuePushError, TaskQueue};
 ///
 /// let mut queue: TaskQueue<u8, 2> = TaskQueue::new();
 /// queue.try_push(1).unwrap();
@@ -166,7 +166,7 @@ impl<Q: FifoQueue + ?Sized> FifoQueue for &mut Q {
 /// A queue of capacity zero is refused at compile time:
 ///
 /// ```compile_fail,E0080
-/// let queue = dinah_core::TaskQueue::<fn(), 0>::new();
+/// let queue = dinah::TaskQueue::<fn(), 0>::new();
 /// ```
 pub struct TaskQueue<T, const N: usize> {
     items: Deque<T, N>,

@@ -21,12 +21,16 @@
 //! | bits | meaning |
 //! | --- | --- |
 //! | 0 | `QUEUED`: on the wake stack, or taken off it and not yet polled |
-//! | 1 | `WOKEN_IN_POLL`: set with `QUEUED` when the wake came during some task's poll |
-//! | 2 | `SELF_WOKEN`: set with `QUEUED` when the wake came during this task's own poll |
+//! | 1 | `WOKEN_IN_POLL`: set with `QUEUED` when the wake came, in the executor's own context, during some task's poll |
+//! | 2 | `SELF_WOKEN`: set with `QUEUED` when the wake came, in the executor's own context, during this task's own poll |
 //! | 3 | `CANCEL`: cancellation requested and not yet carried out |
 //! | 4..7 | the lifecycle: vacant, pending, running, completed, failed, cancelled |
-//! | 7..19 | cloned heap-free wakers alive (the fixed-slot executor only) |
-//! | 19..32 | the generation: which task of this cell an id names |
+//! | 7..32 | the generation's low 25 bits: which task of this cell an id names |
+//!
+//! A wake from another thread, another core or an interrupt handler that
+//! lands during a poll is not the polled task's own: the waker says whether
+//! it runs in the executor's context ([`WakeStack::mark`]), and only then
+//! are the two poll flags set.
 //!
 //! # Rules every executor built on it keeps
 //!
@@ -40,8 +44,9 @@
 //!    that set `QUEUED`, and `QUEUED` is cleared only by the consumer after
 //!    taking it off. So a wake can never be lost and never be doubled.
 //! 3. **A cell's storage is reused only when its task is over and it is not
-//!    queued**, so whatever walks the stack always finds the cell that was
-//!    pushed.
+//!    on the stack**, so whatever walks the stack always finds the cell that
+//!    was pushed. (The fixed-slot executor leaves `QUEUED` set on a free
+//!    slot as its claim on it; [`WakeStack::begin`] overwrites the word.)
 #![forbid(unsafe_code)]
 
 use crate::TaskState;
@@ -57,15 +62,11 @@ pub(crate) const SELF_WOKEN: u32 = 1 << 2;
 pub(crate) const CANCEL: u32 = 1 << 3;
 const LIFE_SHIFT: u32 = 4;
 const LIFE_MASK: u32 = 0b111 << LIFE_SHIFT;
-const REF_SHIFT: u32 = 7;
-/// One cloned heap-free waker in the reference count.
-pub(crate) const REF_ONE: u32 = 1 << REF_SHIFT;
-/// The reference count saturates here.
-pub(crate) const REF_MAX: u32 = 0xfff;
-const REF_MASK: u32 = REF_MAX << REF_SHIFT;
-const GEN_SHIFT: u32 = 19;
-/// Generations wrap after this many reuses of one cell.
-pub const GEN_MAX: u32 = (1 << (32 - GEN_SHIFT)) - 1;
+const GEN_SHIFT: u32 = 7;
+/// The generation bits a state word keeps: generations wrap (in the word)
+/// after this many reuses of one cell. An executor that needs longer-lived
+/// ids keeps the higher bits beside the word.
+pub const GEN_MASK: u32 = (1 << (32 - GEN_SHIFT)) - 1;
 
 /// Where a task is. Stored in three bits of the state word.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -131,12 +132,7 @@ impl Word {
     pub const fn life(self) -> Life {
         Life::of(self.0)
     }
-    /// Cloned heap-free wakers alive (always 0 for `std` wakers).
-    #[must_use]
-    pub const fn refs(self) -> u32 {
-        (self.0 & REF_MASK) >> REF_SHIFT
-    }
-    /// Which task of the cell this is.
+    /// Which task of the cell this is: the low 25 bits of its generation.
     #[must_use]
     pub const fn generation(self) -> u32 {
         self.0 >> GEN_SHIFT
@@ -373,9 +369,25 @@ impl<L: Link> TaskCell<L> {
         }
     }
 
-    /// The raw word, for the heap-free waker's reference count.
-    pub(crate) fn state(&self) -> &AtomicU32 {
-        &self.state
+    /// Sets `QUEUED` on a cell whose task is over, and says whether this
+    /// call set it: whoever does owns the cell's recycling (the fixed-slot
+    /// executor's claim on a finished slot). Any thread or interrupt.
+    pub(crate) fn claim(&self) -> bool {
+        self.state.fetch_or(QUEUED, Ordering::AcqRel) & QUEUED == 0
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+impl<L: Link> TaskCell<L> {
+    /// Gives a finished cell the generation bits `generation`, as if that
+    /// many tasks had come and gone in it.
+    pub(crate) fn age_to(&self, generation: u32) {
+        let word = self.word();
+        assert!(!word.is_live());
+        self.state.store(
+            (word.0 & !(GEN_MASK << GEN_SHIFT)) | (generation << GEN_SHIFT),
+            Ordering::Release,
+        );
     }
 }
 
@@ -493,7 +505,7 @@ impl WakeStack {
     /// [`Stale`] when the task is over.
     #[inline(always)]
     pub fn wake<L: Link>(&self, cell: &TaskCell<L>) -> Result<bool, Stale> {
-        let marked = self.mark(cell)?;
+        let marked = self.mark(cell, || true)?;
         if marked {
             self.push(cell);
         }
@@ -506,14 +518,24 @@ impl WakeStack {
     /// on this stack with [`push`](Self::push), or, on the consumer's own
     /// thread while it runs, in a list of the consumer's.
     ///
+    /// `here` says whether the wake runs in the consumer's own context (its
+    /// thread, not another thread, core or interrupt handler); it is asked
+    /// only when a poll is running, and only a wake made here sets the poll
+    /// flags, so a wake from elsewhere that lands during a poll is never
+    /// taken for the polled task's own.
+    ///
     /// # Errors
     ///
     /// [`Stale`] (counted) when the task is over.
     #[inline(always)]
-    pub fn mark<L: Link>(&self, cell: &TaskCell<L>) -> Result<bool, Stale> {
+    pub fn mark<L: Link>(
+        &self,
+        cell: &TaskCell<L>,
+        here: impl FnOnce() -> bool,
+    ) -> Result<bool, Stale> {
         let polling = self.polling.load(Ordering::Relaxed);
         let mut flags = QUEUED;
-        if polling != 0 {
+        if polling != 0 && here() {
             flags |= WOKEN_IN_POLL;
             if polling == cell.index() + 1 {
                 flags |= SELF_WOKEN;
@@ -548,8 +570,9 @@ impl WakeStack {
         }
     }
 
-    /// Requests cancellation of the task of generation `generation` in
-    /// `cell`: sets `CANCEL` and queues it (unless queued already), so that
+    /// Requests cancellation of the task of generation `generation` (its
+    /// low 25 bits, as [`Word::generation`]) in `cell`: sets `CANCEL` and
+    /// queues it (unless queued already), so that
     /// the consumer drops the future at its next scheduling point. Returns
     /// `true` when it pushed. Any thread or interrupt.
     ///
@@ -589,8 +612,9 @@ impl WakeStack {
 
     /// Starts a new task in `cell`: the next generation, `Pending`, and
     /// queued for its first poll. Consumer only, and only for a cell whose
-    /// previous task is over, not queued and (for heap-free wakers) with no
-    /// cloned waker left. Returns the new generation.
+    /// previous task is over and that is not on the stack (for heap-free
+    /// wakers: with no cloned waker left). Returns the new generation's low
+    /// bits.
     pub fn start<L: Link>(&self, cell: &TaskCell<L>) -> u32 {
         let generation = Self::begin(cell);
         self.push(cell);
@@ -602,17 +626,20 @@ impl WakeStack {
     /// list of the consumer's own. Consumer only.
     pub fn begin<L: Link>(cell: &TaskCell<L>) -> u32 {
         let word = cell.word();
-        debug_assert!(!word.is_live() && word.refs() == 0 && !word.has(QUEUED));
-        let generation = if word.generation() >= GEN_MAX {
-            0
-        } else {
-            word.generation() + 1
-        };
+        debug_assert!(!word.is_live());
+        let generation = Self::next_generation(word);
         cell.state.store(
             (generation << GEN_SHIFT) | Life::Pending.bits() | QUEUED,
             Ordering::Release,
         );
         generation
+    }
+
+    /// The generation bits the next task of a cell whose word is `word`
+    /// gets from [`begin`](Self::begin): 0 when they wrap.
+    #[must_use]
+    pub const fn next_generation(word: Word) -> u32 {
+        (word.generation() + 1) & GEN_MASK
     }
 
     /// Queues `cell` again from the consumer's side unless it is queued

@@ -34,7 +34,7 @@ impl Scheduler {
     /// Runs `task` now, on this thread, and returns its result unchanged.
     ///
     /// ```
-    /// use dinah_core::Scheduler;
+    /// use dinah::Scheduler;
     ///
     /// assert_eq!(Scheduler::schedule(|| "ran"), "ran");
     /// ```
@@ -49,7 +49,7 @@ impl Scheduler {
     /// Removes the oldest task and runs it; `None` when the queue is empty.
     ///
     /// ```
-    /// use dinah_core::{Scheduler, TaskQueue};
+    /// use dinah::{Scheduler, TaskQueue};
     ///
     /// let mut queue: TaskQueue<fn() -> Result<u8, &'static str>, 2> = TaskQueue::new();
     /// queue.try_push(|| Err("bad")).unwrap();
@@ -72,7 +72,7 @@ impl Scheduler {
     /// while it runs; it is empty on a normal return.
     ///
     /// ```
-    /// use dinah_core::{Scheduler, TaskQueue};
+    /// use dinah::{Scheduler, TaskQueue};
     ///
     /// let mut queue: TaskQueue<fn() -> Result<u8, u8>, 3> = TaskQueue::new();
     /// queue.try_push(|| Ok(1)).unwrap();

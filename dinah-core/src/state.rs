@@ -29,7 +29,7 @@ use core::fmt;
 /// timestamp or worker.
 ///
 /// ```
-/// use dinah_core::TaskState;
+/// use dinah::TaskState;
 ///
 /// let mut state = TaskState::Pending;
 /// state.transition_to(TaskState::Running)?;
@@ -38,7 +38,7 @@ use core::fmt;
 /// let refused = state.transition_to(TaskState::Running).unwrap_err();
 /// assert_eq!((refused.from(), refused.to()), (TaskState::Completed, TaskState::Running));
 /// assert_eq!(state, TaskState::Completed);
-/// # Ok::<(), dinah_core::InvalidTaskTransition>(())
+/// # Ok::<(), dinah::InvalidTaskTransition>(())
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum TaskState {

@@ -7,7 +7,9 @@
 #![forbid(unsafe_code)]
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, Ordering};
+pub(crate) use loom::sync::atomic::{
+    AtomicBool, AtomicU16, AtomicU32, AtomicUsize, Ordering, fence,
+};
 
 #[cfg(not(loom))]
-pub(crate) use portable_atomic::{AtomicBool, AtomicU16, AtomicU32, Ordering};
+pub(crate) use portable_atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicUsize, Ordering, fence};

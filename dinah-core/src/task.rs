@@ -8,13 +8,22 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
-/// What a task may return: `()` for a task that cannot fail, or
-/// `Result<T, E>` for one whose error the executor keeps as its
-/// [`TaskFailure`](crate::TaskFailure).
+/// What a task may return: `()` for a task that cannot fail, `!` for one
+/// that never ends (`async { loop { … } }`), or `Result<T, E>` for one whose
+/// error the executor keeps as its [`TaskFailure`](crate::TaskFailure).
 ///
 /// The heap-free [`AsyncExecutor`](crate::AsyncExecutor) keeps only the
 /// error and drops a value; `dinah-std`'s `LocalExecutor` hands the value to
 /// the task's join handle.
+///
+/// ```
+/// use dinah::TaskOutput;
+///
+/// fn error_of<O: TaskOutput<Error = core::convert::Infallible>>(_: impl FnOnce() -> O) {}
+/// error_of(|| ());
+/// error_of(|| -> Result<u8, core::convert::Infallible> { Ok(1) });
+/// error_of(|| loop {}); // `!`: never returns, cannot fail
+/// ```
 pub trait TaskOutput {
     /// What a task that succeeded hands back (`()` for `()`).
     type Value;
@@ -35,6 +44,29 @@ impl TaskOutput for () {
 
     fn into_result(self) -> Result<(), Infallible> {
         Ok(())
+    }
+}
+
+/// Names `!` on stable Rust: the output type of a `fn() -> !`.
+pub trait Returns {
+    /// What the function returns.
+    type Output;
+}
+
+impl<T> Returns for fn() -> T {
+    type Output = T;
+}
+
+/// `!`, the type of a value that never exists: what a task that never ends
+/// returns.
+pub type Never = <fn() -> ! as Returns>::Output;
+
+impl TaskOutput for Never {
+    type Value = Never;
+    type Error = Infallible;
+
+    fn into_result(self) -> Result<Never, Infallible> {
+        match self {}
     }
 }
 
@@ -59,19 +91,22 @@ impl<T, E> TaskOutput for Result<T, E> {
 ///
 /// ```
 /// use core::pin::pin;
-/// use dinah_core::Task;
+/// use dinah::Task;
 ///
 /// let task = pin!(Some(async {}));
 /// assert!(task.has_future());
 /// ```
 pub trait Task {
-    /// What the future returns.
-    type Output: TaskOutput;
+    /// The error the future's output can carry (its
+    /// [`TaskOutput::Error`]); the executor keeps only this, so tasks with
+    /// different value types share one executor.
+    type Error;
 
-    /// Polls the future once. After it returns `Ready`, the future has been
-    /// dropped and [`has_future`](Self::has_future) is `false`. Polling with
-    /// no future stays `Pending` forever.
-    fn poll_task(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output>;
+    /// Polls the future once; `Ready` says whether it succeeded, keeping
+    /// its error. After it returns `Ready`, the future has been dropped and
+    /// [`has_future`](Self::has_future) is `false`. Polling with no future
+    /// stays `Pending` forever.
+    fn poll_task(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>>;
 
     /// Drops the future in place, if there is one.
     fn drop_future(self: Pin<&mut Self>);
@@ -85,17 +120,17 @@ where
     F: Future,
     F::Output: TaskOutput,
 {
-    type Output = F::Output;
+    type Error = <F::Output as TaskOutput>::Error;
 
-    fn poll_task(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+    fn poll_task(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         let Some(future) = self.as_mut().as_pin_mut() else {
             return Poll::Pending;
         };
-        let output = future.poll(cx);
-        if output.is_ready() {
-            self.set(None);
-        }
-        output
+        let Poll::Ready(output) = future.poll(cx) else {
+            return Poll::Pending;
+        };
+        self.set(None);
+        Poll::Ready(output.into_result().map(drop))
     }
 
     fn drop_future(mut self: Pin<&mut Self>) {
@@ -145,7 +180,7 @@ pub const fn yield_now() -> YieldNow {
 /// choose units small enough for the latency other tasks need.
 ///
 /// ```
-/// use dinah_core::chunked;
+/// use dinah::chunked;
 ///
 /// let mut total = 0;
 /// let work = chunked(1..=3, |n| total += n);

@@ -7,7 +7,7 @@
 //! One event, recorded once, reaches every sink in a tuple:
 //!
 //! ```
-//! use dinah_core::{RuntimeMetrics, Sink, TaskId, TraceEvent, TraceEventKind, TraceRing};
+//! use dinah::{RuntimeMetrics, Sink, TaskId, TraceEvent, TraceEventKind, TraceRing};
 //!
 //! static METRICS: RuntimeMetrics = RuntimeMetrics::new();
 //! static TRACE: TraceRing<8> = TraceRing::new();
@@ -22,7 +22,7 @@
 //! ```
 //!
 //! ```
-//! use dinah_core::Log2Histogram;
+//! use dinah::Log2Histogram;
 //!
 //! let mut waits: Log2Histogram<16> = Log2Histogram::new();
 //! for micros in [0, 1, 3, 3, 700] {
@@ -36,9 +36,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
-// Plain `portable-atomic` even under loom: `const fn new` must stay const.
 use crate::{RuntimeMetrics, RuntimeMetrics32, TaskId, TraceEvent, TraceRing};
-use portable_atomic::{AtomicU32, Ordering};
 
 /// A consumer of task events: one [`TraceEvent`] vocabulary for metrics,
 /// traces, logs and timelines.
@@ -231,7 +229,7 @@ impl<K: Clock> Stopwatch<K> {
 /// unit. Without `Timed`, the two delay histograms stay empty.
 ///
 /// ```
-/// use dinah_core::{Clock, NoClock, PollTimes};
+/// use dinah::{Clock, NoClock, PollTimes};
 ///
 /// let times: PollTimes<NoClock, 16> = PollTimes::new(NoClock, 50);
 /// assert_eq!(times.poll_time().count(), 0);
@@ -470,48 +468,149 @@ pub struct Blocked {
     pub running_for: u64,
 }
 
+/// The poll an executor is running now, published for readers on other
+/// threads, cores or interrupt handlers: which task, and since when.
+///
+/// One writer (the executor, between and around its polls) and any number
+/// of readers, none of which ever waits for the other. It is a sequence
+/// lock over the task's id and the start stamp, 64 bits each, kept as
+/// 32-bit atomics so that it works on every target (`const fn new`; 20
+/// bytes).
+///
+/// # Guarantees
+///
+/// - A reader gets `None` between polls, and otherwise the id and stamp of
+///   one poll, published together: never the id of one poll with the stamp
+///   of another. (The sequence number is odd while a poll runs; a reading
+///   is kept only if the number is odd and unchanged after the fields were
+///   read, and the writer orders each poll's end before the next poll's
+///   fields.)
+/// - A poll that never ends is seen by every reading after its start.
+///
+/// # What it does not promise
+///
+/// A reading that overlaps a poll's end or start says `None`, even if a poll
+/// was running at some moment during it.
+pub struct PollStamp {
+    /// Even: no poll. Odd: a poll runs, with the fields below.
+    sequence: crate::sync::AtomicU32,
+    task_low: crate::sync::AtomicU32,
+    task_high: crate::sync::AtomicU32,
+    at_low: crate::sync::AtomicU32,
+    at_high: crate::sync::AtomicU32,
+}
+
+impl PollStamp {
+    crate::sched::const_unless_loom! {
+        /// No poll running.
+        #[must_use]
+        pub fn new() -> Self {
+            Self {
+                sequence: crate::sync::AtomicU32::new(0),
+                task_low: crate::sync::AtomicU32::new(0),
+                task_high: crate::sync::AtomicU32::new(0),
+                at_low: crate::sync::AtomicU32::new(0),
+                at_high: crate::sync::AtomicU32::new(0),
+            }
+        }
+    }
+
+    /// A poll of `task` began at `at`. The writer only, with no poll
+    /// running.
+    pub fn start(&self, task: TaskId, at: u64) {
+        use crate::sync::{Ordering, fence};
+        // Orders the previous poll's end before the stores below: a reader
+        // that sees any of them also sees the sequence move past the
+        // previous poll.
+        fence(Ordering::Release);
+        let id = task.get();
+        self.task_low.store(id as u32, Ordering::Relaxed);
+        self.task_high.store((id >> 32) as u32, Ordering::Relaxed);
+        self.at_low.store(at as u32, Ordering::Relaxed);
+        self.at_high.store((at >> 32) as u32, Ordering::Relaxed);
+        // Odd: the fields above are published.
+        self.sequence.fetch_add(1, Ordering::Release);
+    }
+
+    /// That poll ended. The writer only.
+    pub fn end(&self) {
+        self.sequence.fetch_add(1, crate::sync::Ordering::Release);
+    }
+
+    /// The poll running now and its start, or `None`. Any thread or
+    /// interrupt handler.
+    #[must_use]
+    pub fn read(&self) -> Option<(TaskId, u64)> {
+        use crate::sync::{Ordering, fence};
+        let before = self.sequence.load(Ordering::Acquire);
+        if before & 1 == 0 {
+            return None;
+        }
+        let task = (u64::from(self.task_high.load(Ordering::Relaxed)) << 32)
+            | u64::from(self.task_low.load(Ordering::Relaxed));
+        let at = (u64::from(self.at_high.load(Ordering::Relaxed)) << 32)
+            | u64::from(self.at_low.load(Ordering::Relaxed));
+        // Orders the field loads before the second look at the sequence.
+        fence(Ordering::Acquire);
+        if self.sequence.load(Ordering::Relaxed) != before {
+            return None;
+        }
+        Some((TaskId::new(task).ok()?, at))
+    }
+
+    /// Whether a poll is running now.
+    #[must_use]
+    pub fn is_polling(&self) -> bool {
+        self.sequence.load(crate::sync::Ordering::Relaxed) & 1 == 1
+    }
+}
+
+impl Default for PollStamp {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl core::fmt::Debug for PollStamp {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("PollStamp")
+            .field("polling", &self.is_polling())
+            .finish_non_exhaustive()
+    }
+}
+
 /// The running poll of one executor, published for an interrupt handler or
 /// another core to read: the firmware form of a stall watchdog.
 ///
 /// The executor stamps each poll's start with `clock` (as a
-/// [`PollObserver`]); [`blocked`](Self::blocked), called from anywhere (a
-/// SysTick handler, say), reports a poll that has run at least a threshold.
-/// `const fn new`, so it lives in a `static`; it holds three 32-bit atomics
-/// and the clock.
+/// [`PollObserver`]) in a [`PollStamp`]; [`blocked`](Self::blocked), called
+/// from anywhere (a SysTick handler, say), reports a poll that has run at
+/// least a threshold. `const fn new`, so it lives in a `static`; it holds
+/// the stamp's five 32-bit atomics and the clock.
 ///
 /// # Guarantees
 ///
-/// - Only the executor writes; readers never block it and never see a
-///   half-written stamp: a sequence number, odd while a poll runs, is read
-///   before and after the stamp, and a reading that straddles a change says
-///   "not blocked".
+/// - Only the executor writes; readers never block it and never see one
+///   poll's task with another's stamp (see [`PollStamp`]).
 /// - A poll that never returns is seen by every later reading.
 ///
 /// # What it does not promise
 ///
-/// Durations are measured on the low 32 bits of the clock, so a poll running
-/// longer than `2^32` ticks reads as wrapped. It watches one executor. It
-/// does not stop the poll; what to do (log, cancel through the queue, reset)
-/// is the reader's choice.
+/// It watches one executor. It does not stop the poll; what to do (log,
+/// cancel through the queue, reset) is the reader's choice.
 pub struct PollWatch<K: Clock> {
     clock: K,
-    /// Even: no poll. Odd: a poll runs, with the stamp below.
-    sequence: AtomicU32,
-    /// The polled task's id, low and high halves.
-    task_low: AtomicU32,
-    task_high: AtomicU32,
-    started: AtomicU32,
+    stamp: PollStamp,
 }
 
 impl<K: Clock> PollWatch<K> {
-    /// A watch stamping with `clock`, seeing no poll.
-    pub const fn new(clock: K) -> Self {
-        Self {
-            clock,
-            sequence: AtomicU32::new(0),
-            task_low: AtomicU32::new(0),
-            task_high: AtomicU32::new(0),
-            started: AtomicU32::new(0),
+    crate::sched::const_unless_loom! {
+        /// A watch stamping with `clock`, seeing no poll.
+        pub fn new(clock: K) -> Self {
+            Self {
+                clock,
+                stamp: PollStamp::new(),
+            }
         }
     }
 
@@ -524,43 +623,26 @@ impl<K: Clock> PollWatch<K> {
     /// any. Any thread or interrupt handler.
     #[must_use]
     pub fn blocked(&self, threshold: u64) -> Option<Blocked> {
-        let before = self.sequence.load(Ordering::Acquire);
-        if before & 1 == 0 {
-            return None;
-        }
-        let low = self.task_low.load(Ordering::Acquire);
-        let high = self.task_high.load(Ordering::Acquire);
-        let started = self.started.load(Ordering::Acquire);
-        if self.sequence.load(Ordering::Acquire) != before {
-            return None;
-        }
-        let now = self.clock.now() as u32;
-        let running_for = u64::from(now.wrapping_sub(started));
-        let task = TaskId::new((u64::from(high) << 32) | u64::from(low)).ok()?;
+        let (task, started) = self.stamp.read()?;
+        let running_for = self.clock.now().saturating_sub(started);
         (running_for >= threshold).then_some(Blocked { task, running_for })
     }
 }
 
 impl<K: Clock> PollObserver for PollWatch<K> {
     fn poll_started(&self, task: TaskId) {
-        let id = task.get();
-        self.task_low.store(id as u32, Ordering::Relaxed);
-        self.task_high.store((id >> 32) as u32, Ordering::Relaxed);
-        self.started
-            .store(self.clock.now() as u32, Ordering::Relaxed);
-        // Odd: the stamp above is published.
-        self.sequence.fetch_add(1, Ordering::Release);
+        self.stamp.start(task, self.clock.now());
     }
 
     fn poll_ended(&self, _: TaskId) {
-        self.sequence.fetch_add(1, Ordering::Release);
+        self.stamp.end();
     }
 }
 
 impl<K: Clock> core::fmt::Debug for PollWatch<K> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("PollWatch")
-            .field("polling", &(self.sequence.load(Ordering::Relaxed) & 1 == 1))
+            .field("polling", &self.stamp.is_polling())
             .finish_non_exhaustive()
     }
 }

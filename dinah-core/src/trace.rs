@@ -51,7 +51,7 @@ pub enum TraceEventKind {
 /// One recorded event: which task, what happened to it, and when.
 ///
 /// `at` is in ticks of the recorder's [`Clock`](crate::Clock) (nanoseconds
-/// with `dinah_std::StdClock`); it is 0 when nothing stamped the event, and
+/// with `dinah::StdClock`); it is 0 when nothing stamped the event, and
 /// only differences between stamps of one clock mean anything.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct TraceEvent {
@@ -136,7 +136,7 @@ struct Ring<const N: usize> {
 /// `critical-section/std` on a host).
 ///
 /// ```
-/// use dinah_core::{TaskId, TraceEvent, TraceEventKind, TraceRecordError, TraceRing};
+/// use dinah::{TaskId, TraceEvent, TraceEventKind, TraceRecordError, TraceRing};
 ///
 /// static TRACE: TraceRing<2> = TraceRing::new();
 ///
@@ -157,7 +157,7 @@ struct Ring<const N: usize> {
 /// A ring of capacity zero is refused at compile time:
 ///
 /// ```compile_fail,E0080
-/// let ring = dinah_core::TraceRing::<0>::new();
+/// let ring = dinah::TraceRing::<0>::new();
 /// ```
 pub struct TraceRing<const N: usize> {
     inner: Mutex<RefCell<Ring<N>>>,

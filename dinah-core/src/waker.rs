@@ -21,15 +21,21 @@
 //!    `i <= N`.
 //! 3. **Every cell knows its index.** `Cell::index` is written once, in
 //!    `ReadyQueue::new`, and never changes; `index <= N`.
-//! 4. **A cloned waker holds one reference on its cell**; dropping it gives
-//!    the reference back. The waker lent to a task during a poll holds none
-//!    and is never dropped (it lives in a `ManuallyDrop`). A cell's reference
-//!    count saturates at `REF_MAX` and then never goes down again, so a count
-//!    can never reach zero while a clone exists.
-//! 5. **A slot is reused only when its previous task is over and its
-//!    reference count is zero.** So no waker of an old task can ever point at
-//!    a new task in the same slot: a wake can only be stale (its task is
-//!    over), never misdirected.
+//! 4. **A cloned waker holds one reference on its cell's `refs` count**;
+//!    dropping it gives the reference back. The count is exact: a clone that
+//!    would take it past 2<sup>31</sup> panics and leaves the count as it
+//!    was. The waker lent to a task during a poll holds none and is never
+//!    dropped (it lives in a `ManuallyDrop`).
+//! 5. **A slot is reused only when its previous task is over, its count is
+//!    zero, and the consumer holds the claim on it.** The claim is the slot's
+//!    `QUEUED` bit, set on a finished slot by exactly one party: the consumer,
+//!    which reads the count after ending the task, or the drop that takes the
+//!    count to zero, which reads the task's state after (and queues the slot
+//!    for the consumer). Each of the two puts a sequentially consistent fence
+//!    between its write and its read, so at least one sees the other's
+//!    write, and the bit's read-modify-write lets only one of them win. So no
+//!    waker of an old task can ever point at a new task in the same slot: a
+//!    wake can only be stale (its task is over), never misdirected.
 //! 6. **One consumer.** Only the executor that claimed the queue (at most one,
 //!    ever: `ReadyQueue::claim`) takes entries off the wake stack, clears
 //!    `QUEUED`, and changes a cell's lifecycle or generation. Wakers and
@@ -53,16 +59,23 @@ use core::ptr;
 use core::task::{RawWaker, RawWakerVTable, Waker};
 
 use crate::sched::{
-    CancelRefused, GEN_MAX, Life, Link16, QUEUED, REF_MAX, REF_ONE, Stale, TaskCell, WakeStack,
-    Word, const_unless_loom,
+    CancelRefused, GEN_MASK, Life, Link16, Stale, TaskCell, WakeStack, Word, const_unless_loom,
 };
-use crate::sync::{AtomicBool, Ordering};
+use crate::sync::{AtomicBool, AtomicU32, AtomicUsize, Ordering, fence};
 use crate::{TaskId, TaskState, TickSource};
 
-/// One slot's shared wake state: 8 bytes (the shared [`TaskCell`]), plus
-/// the counters' share.
+/// One slot's shared wake state: 16 bytes (the shared [`TaskCell`], the
+/// count of cloned wakers, the generation's high bits), plus the counters'
+/// share.
 struct Cell<C: Counting> {
     task: TaskCell<Link16>,
+    /// Cloned wakers alive (invariant 4).
+    refs: AtomicU32,
+    /// The generation's bits above the word's 25. Written by the consumer
+    /// only, before the word of the first task that needs the new value, so
+    /// that whoever reads a word and then this reads a generation no newer
+    /// than the word's own.
+    generation_high: AtomicU32,
     counters: C::Shared,
 }
 
@@ -71,10 +84,28 @@ impl<C: Counting> Cell<C> {
         fn new(index: u16) -> Self {
             Self {
                 task: TaskCell::new(Link16::new(index)),
+                refs: AtomicU32::new(0),
+                generation_high: AtomicU32::new(0),
                 counters: C::SHARED,
             }
         }
     }
+
+    /// The full generation of the task whose word is `word`.
+    fn generation(&self, word: Word) -> u64 {
+        let high = self.generation_high.load(Ordering::Acquire);
+        (u64::from(high) << GEN_MASK.count_ones()) | u64::from(word.generation())
+    }
+}
+
+/// The most cloned wakers one task can have alive at once.
+const REFS_LIMIT: u32 = 1 << 31;
+
+/// A task has 2<sup>31</sup> cloned wakers alive: its count cannot go
+/// higher and stay exact.
+#[cold]
+fn too_many_wakers() -> ! {
+    panic!("dinah: a task has 2^31 cloned wakers alive")
 }
 
 /// Why [`ReadyQueue::cancel`] did nothing.
@@ -327,10 +358,10 @@ impl<T: TickSource> Counting for Timed<T> {
     }
 }
 
-/// The slot index a core executor's task id encodes (its low 32 bits, less
-/// one), whatever its generation; `None` for an id no slot can have.
+/// The slot index a core executor's task id encodes, whatever its
+/// generation; `None` for an id no core executor made.
 pub(crate) fn slot_index(id: TaskId) -> Option<usize> {
-    usize::try_from((id.get() & 0xffff_ffff).checked_sub(1)?).ok()
+    id.slot().map(usize::from)
 }
 
 /// The wake state of an [`AsyncExecutor`](crate::AsyncExecutor) with `N`
@@ -339,8 +370,8 @@ pub(crate) fn slot_index(id: TaskId) -> Option<usize> {
 ///
 /// It must be `'static` (a `static`, or leaked on a host), because the
 /// [`Waker`]s handed to tasks point into it and may outlive any task or
-/// executor. It takes 8 bytes per slot, plus 8 for the future that
-/// [`run_until`](crate::AsyncExecutor::run_until) drives and about 20 more.
+/// executor. It takes 16 bytes per slot, plus 16 for the future that
+/// [`run_until`](crate::AsyncExecutor::run_until) drives and about 24 more.
 ///
 /// # Guarantees
 ///
@@ -371,6 +402,10 @@ pub struct ReadyQueue<const N: usize, C: Counting = NoCounters> {
     stack: WakeStack,
     claimed: AtomicBool,
     pender: Option<fn()>,
+    /// Names the running context (see "Telling a task's own wakes apart").
+    context: Option<fn() -> usize>,
+    /// What `context` said in the executor's own context.
+    owner: AtomicUsize,
 }
 
 impl<const N: usize, C: Counting> ReadyQueue<N, C> {
@@ -382,7 +417,11 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
     );
 
     /// An empty queue with no pender. `N` must be between 1 and 65,534;
-    /// anything else fails to compile.
+    /// anything else fails to compile:
+    ///
+    /// ```compile_fail,E0080
+    /// static QUEUE: dinah::ReadyQueue<0> = dinah::ReadyQueue::new();
+    /// ```
     #[cfg(not(loom))]
     #[must_use]
     pub const fn new() -> Self {
@@ -446,13 +485,55 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
                 stack: WakeStack::new(),
                 claimed: AtomicBool::new(false),
                 pender,
+                context: None,
+                owner: AtomicUsize::new(0),
             }
         }
     }
 
-    /// Marks the queue as owned by one executor. `true` only the first time.
+    const_unless_loom! {
+        /// The same queue, telling its wakes apart by `context`, which names
+        /// the context it is called in: on a host the thread (for example a
+        /// thread-local's address), on a microcontroller the active interrupt
+        /// (0 in thread mode). A wake whose context differs from the
+        /// executor's is never counted as made by the poll it lands in (see
+        /// "Telling a task's own wakes apart"). `context` is called only by
+        /// wakes that land during a poll, so it must be quick and
+        /// interrupt-safe.
+        ///
+        /// ```
+        /// use dinah::ReadyQueue;
+        ///
+        /// fn thread_mode() -> usize {
+        ///     0 // on Cortex-M: `SCB::vect_active()` as a number
+        /// }
+        /// static QUEUE: ReadyQueue<4> = ReadyQueue::new().with_context(thread_mode);
+        /// # let _ = &QUEUE;
+        /// ```
+        #[must_use]
+        pub fn with_context(mut self, context: fn() -> usize) -> Self {
+            self.context = Some(context);
+            self
+        }
+    }
+
+    /// Marks the queue as owned by one executor, whose context this is.
+    /// `true` only the first time.
     pub(crate) fn claim(&self) -> bool {
-        !self.claimed.swap(true, Ordering::AcqRel)
+        if self.claimed.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        if let Some(context) = self.context {
+            self.owner.store(context(), Ordering::Relaxed);
+        }
+        true
+    }
+
+    /// Whether a wake runs in the executor's own context (always, as far as
+    /// the queue can tell, without a context function).
+    fn in_owner_context(&self) -> bool {
+        self.context
+            .is_none_or(|context| context() == self.owner.load(Ordering::Relaxed))
     }
 
     /// Wakes that arrived after their task was over, since the queue was
@@ -486,24 +567,27 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
         self.task_cell(index).word()
     }
 
-    /// The `TaskId` of slot `index` in generation `generation`.
-    pub(crate) const fn id_of(index: usize, generation: u32) -> TaskId {
-        let raw = ((generation as u64) << 32) | (index as u64 + 1);
-        match TaskId::new(raw) {
-            Ok(id) => id,
-            Err(_) => unreachable!(),
-        }
+    /// The `TaskId` of the task of slot `index` (`N` for the main future)
+    /// whose word is `word`.
+    pub(crate) fn id_of(&self, index: usize, word: Word) -> TaskId {
+        TaskId::from_slot(index as u16, self.cell(index).generation(word))
     }
 
-    /// The slot an id names, if its generation is still the slot's.
+    /// The slot an id names and its word, if the id's task is still the
+    /// slot's (or its latest, over and not yet replaced). The word is read
+    /// before the generation's high bits, which the consumer writes before
+    /// the word of a new task: a word and high bits read this way never
+    /// name a task newer than the word's own, so a reused slot is never
+    /// taken for its old task.
     pub(crate) fn slot_of(&self, id: TaskId) -> Option<(usize, Word)> {
-        let raw = id.get();
         let index = slot_index(id)?;
-        if index >= N || raw >> 32 > u64::from(GEN_MAX) {
+        if index >= N {
             return None;
         }
-        let word = self.word(index);
-        (u64::from(word.generation()) == raw >> 32 && word.life() != Life::Vacant)
+        let cell = self.cell(index);
+        let word = cell.task.word();
+        let generation = cell.generation(word);
+        (Some(generation & ((1 << 47) - 1)) == id.generation() && word.life() != Life::Vacant)
             .then_some((index, word))
     }
 
@@ -518,16 +602,19 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
     /// executor drops its future at its next scheduling point (never while
     /// it is being polled) and records it as `Cancelled`.
     ///
+    /// The request is made with one compare-and-swap on the slot's word,
+    /// which holds the low 25 bits of the task's generation: it could reach
+    /// a newer task only if 2<sup>25</sup> tasks came and went in that one
+    /// slot between the caller's check of the id and that swap, a few
+    /// instructions apart.
+    ///
     /// # Errors
     ///
     /// [`CancelError::UnknownTask`] when `id` names no task of this queue,
     /// [`CancelError::AlreadyFinished`] when the task is already over.
     pub fn cancel(&self, id: TaskId) -> Result<(), CancelError> {
-        let (index, _) = self.slot_of(id).ok_or(CancelError::UnknownTask(id))?;
-        match self
-            .stack
-            .cancel(self.task_cell(index), (id.get() >> 32) as u32)
-        {
+        let (index, word) = self.slot_of(id).ok_or(CancelError::UnknownTask(id))?;
+        match self.stack.cancel(self.task_cell(index), word.generation()) {
             Ok(pushed) => {
                 if pushed {
                     self.pend();
@@ -553,9 +640,13 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
     /// reads it after taking the entry, sees it.
     fn wake_index(&self, index: usize) {
         let cell = self.cell(index);
-        match self.stack.mark(&cell.task) {
+        match self.stack.mark(&cell.task, || self.in_owner_context()) {
             Ok(true) => {
+                // The tick source is the binary's code: if it panics, the
+                // wake is still queued (with an older stamp) on the way out.
+                let unwinding = PushOnUnwind { queue: self, index };
                 C::queued(&cell.counters);
+                core::mem::forget(unwinding);
                 self.stack.push(&cell.task);
                 self.pend();
             }
@@ -585,20 +676,44 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
         C::reset(&self.cell(index).counters, local);
     }
 
-    /// Whether a slot whose task is over can go back on the free list: no
-    /// cloned waker left and not queued.
-    pub(crate) const fn reusable(word: Word) -> bool {
-        !word.is_live() && word.refs() == 0 && !word.is_queued()
+    /// The consumer's claim on slot `index` once its task is over and its
+    /// entry (if it had one) was taken off the stack: `true` when no cloned
+    /// waker is left and this call claimed the slot (invariant 5), so the
+    /// slot can go back on the free list. `false` leaves it to the drop of
+    /// the last waker, which queues the slot, or to the entry still queued.
+    pub(crate) fn claim_finished(&self, index: usize) -> bool {
+        let cell = self.cell(index);
+        let word = cell.task.word();
+        if word.is_live() || word.is_queued() {
+            return false;
+        }
+        // Pairs with the fence in `drop_waker`: the task's end (written
+        // before this) or the last drop (written before that) is seen by
+        // at least one side.
+        fence(Ordering::SeqCst);
+        cell.refs.load(Ordering::Relaxed) == 0 && cell.task.claim()
     }
 
-    /// Puts a new task in slot `index` (see [`WakeStack::start`]). Consumer
-    /// only, and only for a slot whose previous task is over with no cloned
-    /// waker left and not queued (invariant 5). Returns the new generation.
-    pub(crate) fn reuse(&self, index: usize) -> u32 {
-        C::queued(&self.cell(index).counters);
-        let generation = self.stack.start(self.task_cell(index));
+    /// Puts a new task in slot `index`: the next generation, `Pending`,
+    /// queued for its first poll. Consumer only, and only for a slot it
+    /// claimed (invariant 5). Returns the task's id.
+    pub(crate) fn start(&self, index: usize) -> TaskId {
+        let cell = self.cell(index);
+        let word = cell.task.word();
+        if WakeStack::next_generation(word) == 0 {
+            // The word's bits wrap: the high bits move on first, so that no
+            // reader pairs the new word with the old high bits.
+            let high = cell.generation_high.load(Ordering::Relaxed);
+            cell.generation_high
+                .store(high.wrapping_add(1), Ordering::Release);
+        }
+        self.stack.start(&cell.task);
         self.pend();
-        generation
+        // Stamped after the push: this is the consumer's own thread, which
+        // reads the stamp only in a later tick; and if the tick source
+        // panics, the task is queued all the same.
+        C::queued(&cell.counters);
+        self.id_of(index, cell.task.word())
     }
 
     /// Queues slot `index` again from the consumer's side, unless it is
@@ -610,10 +725,15 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
     }
 
     /// Marks the main future's cell live (its lifecycle is only ever
-    /// `Running` or `Vacant`).
+    /// `Running`, while `run_until` drives it, or `Vacant`).
     pub(crate) fn set_main_live(&self, live: bool) {
         let life = if live { Life::Running } else { Life::Vacant };
         self.task_cell(N).set_life(life);
+    }
+
+    /// Whether `run_until` is driving a future.
+    pub(crate) fn main_is_live(&self) -> bool {
+        self.word(N).is_live()
     }
 
     /// Runs `poll` with the waker of slot `index` (`N` for the main future).
@@ -660,13 +780,14 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
     unsafe fn clone_waker(data: *const ()) -> RawWaker {
         // SAFETY: `data` is a data pointer this vtable was built with.
         let (queue, index) = unsafe { Self::from_data(data) };
-        let cell = queue.task_cell(index);
-        // Take one reference (invariant 4); once saturated, leave it pinned.
-        let _ = cell
-            .state()
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
-                (Word(state).refs() < REF_MAX).then_some(state + REF_ONE)
-            });
+        let refs = &queue.cell(index).refs;
+        // One more reference (invariant 4). Relaxed, as for `Arc`: a clone
+        // is made from a waker that already keeps the slot, or from the one
+        // lent during a poll, before that poll returns.
+        if refs.fetch_add(1, Ordering::Relaxed) >= REFS_LIMIT {
+            refs.fetch_sub(1, Ordering::Relaxed);
+            too_many_wakers();
+        }
         RawWaker::new(data, &Self::VTABLE)
     }
 
@@ -688,29 +809,39 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
     unsafe fn drop_waker(data: *const ()) {
         // SAFETY: `data` is a data pointer this vtable was built with.
         let (queue, index) = unsafe { Self::from_data(data) };
-        let cell = queue.task_cell(index);
-        // Give the reference back (invariant 4). The drop that takes the
-        // count to zero for a finished task queues the slot so that the
-        // executor recycles it (invariant 5).
-        // The main future's cell is never recycled, so it is never queued.
-        let recycles =
-            |word: Word| index < N && word.refs() == 1 && !word.is_live() && !word.is_queued();
-        let previous = cell
-            .state()
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
-                let word = Word(state);
-                if word.refs() == REF_MAX {
-                    return None;
-                }
-                let queued = if recycles(word) { QUEUED } else { 0 };
-                Some((state - REF_ONE) | queued)
-            });
-        if let Ok(previous) = previous
-            && recycles(Word(previous))
-        {
-            queue.stack.push(cell);
+        let cell = queue.cell(index);
+        // Give the reference back (invariant 4). The main future's cell is
+        // never recycled.
+        if cell.refs.fetch_sub(1, Ordering::Release) != 1 || index >= N {
+            return;
+        }
+        // The last waker is gone. If the task is over, claim the slot and
+        // queue it, so that the executor recycles it (invariant 5); the
+        // fence pairs with the one in `claim_finished`.
+        fence(Ordering::SeqCst);
+        let word = cell.task.word();
+        if word.is_live() || word.is_queued() || word.life() == Life::Vacant {
+            return;
+        }
+        if cell.task.claim() {
+            queue.stack.push(&cell.task);
             queue.pend();
         }
+    }
+}
+
+/// Queues a marked slot if the code between its mark and its push unwinds
+/// (dropped only then: the normal path forgets it), so that no wake is
+/// lost.
+struct PushOnUnwind<'q, const N: usize, C: Counting> {
+    queue: &'q ReadyQueue<N, C>,
+    index: usize,
+}
+
+impl<const N: usize, C: Counting> Drop for PushOnUnwind<'_, N, C> {
+    fn drop(&mut self) {
+        self.queue.stack.push(self.queue.task_cell(self.index));
+        self.queue.pend();
     }
 }
 
@@ -733,5 +864,67 @@ impl<const N: usize, C: Counting> fmt::Debug for ReadyQueue<N, C> {
             .field("slots", &N)
             .field("stale_wakes", &self.stale_wakes())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::sched::GEN_MASK;
+    use crate::{AsyncExecutor, TaskState};
+    use core::pin::pin;
+    use std::boxed::Box;
+
+    fn leaked<const N: usize>() -> &'static ReadyQueue<N> {
+        Box::leak(Box::new(ReadyQueue::new()))
+    }
+
+    #[test]
+    fn the_generation_goes_on_past_the_bits_its_word_keeps() {
+        let queue = leaked::<1>();
+        let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(queue).unwrap();
+        let mut first = pin!(Some(async {}));
+        let mut second = pin!(Some(async {}));
+        let old = executor.spawn(first.as_mut()).unwrap();
+        executor.tick(4);
+        // As if 2^25 - 2 more tasks had come and gone in the slot.
+        queue.task_cell(0).age_to(GEN_MASK);
+        let new = executor.spawn(second.as_mut()).unwrap();
+        // The word's bits wrapped to 0; the id's generation did not.
+        assert_eq!(queue.word(0).generation(), 0);
+        assert_eq!(new.generation(), Some(1 << 25));
+        assert_eq!(executor.task_state(new), Some(TaskState::Pending));
+        // Ids of earlier generations, with the same low bits or not, name
+        // nothing.
+        assert_eq!(executor.task_state(TaskId::from_slot(0, 0)), None);
+        assert_eq!(executor.task_state(old), None);
+        assert_eq!(
+            executor.cancel(TaskId::from_slot(0, 0)),
+            Err(CancelError::UnknownTask(TaskId::from_slot(0, 0)))
+        );
+        executor.tick(4);
+        assert_eq!(executor.task_state(new), Some(TaskState::Completed));
+    }
+
+    #[test]
+    fn a_waker_count_that_cannot_stay_exact_panics_and_stays_where_it_was() {
+        let queue = leaked::<1>();
+        let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(queue).unwrap();
+        let mut task = pin!(Some(std::future::pending::<()>()));
+        executor.spawn(task.as_mut()).unwrap();
+        let waker = queue.with_waker(0, Waker::clone);
+        let refs = &queue.cell(0).refs;
+        assert_eq!(refs.load(Ordering::Relaxed), 1);
+        refs.store(REFS_LIMIT, Ordering::Relaxed);
+        let outcome = std::panic::catch_unwind(|| waker.clone());
+        assert!(outcome.is_err(), "a clone past the limit panics");
+        assert_eq!(
+            refs.load(Ordering::Relaxed),
+            REFS_LIMIT,
+            "and is not counted"
+        );
+        refs.store(1, Ordering::Relaxed);
+        drop(waker);
+        assert_eq!(refs.load(Ordering::Relaxed), 0);
     }
 }

@@ -700,21 +700,22 @@ fn a_stamp_is_never_older_than_the_wake_that_queued_the_poll() {
 fn without_counters_a_slot_costs_nothing_extra() {
     use core::mem::size_of;
     use dinah_core::{CountPerTask, TaskRef};
-    // The queue: 8 bytes a slot without counters, 12 with them (measured
-    // over two slots, so that the struct's tail padding cancels).
+    // The queue: 16 bytes a slot without counters (the state word, the
+    // link, the waker count, the generation's high bits), 20 with them
+    // (measured over two slots, so that the struct's tail padding cancels).
     assert_eq!(
         size_of::<ReadyQueue<5>>() - size_of::<ReadyQueue<3>>(),
-        2 * 8
+        2 * 16
     );
     assert_eq!(
         size_of::<ReadyQueue<5, CountPerTask>>() - size_of::<ReadyQueue<3, CountPerTask>>(),
-        2 * 12
+        2 * 20
     );
-    // With wake stamps: 16.
+    // With wake stamps: 24.
     assert_eq!(
         size_of::<ReadyQueue<5, dinah_core::Timed<Ticks<2>>>>()
             - size_of::<ReadyQueue<3, dinah_core::Timed<Ticks<2>>>>(),
-        2 * 16
+        2 * 24
     );
     // The executor: exactly the borrowed task pointer a slot, plus 16 with counters.
     let slot = size_of::<Option<TaskRef<'static, ()>>>();
@@ -727,4 +728,324 @@ fn without_counters_a_slot_costs_nothing_extra() {
             - size_of::<AsyncExecutor<'static, 3, (), CountPerTask>>(),
         slot + 16
     );
+}
+
+/// A future whose first poll hands a clone of its waker to another thread,
+/// which wakes it there and is joined before the poll returns, so the wake
+/// lands during that poll; ready at its `ready_at`-th poll.
+struct WokenElsewhere {
+    polls: usize,
+    ready_at: usize,
+}
+
+impl Future for WokenElsewhere {
+    type Output = usize;
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<usize> {
+        self.polls += 1;
+        if self.polls == 1 {
+            let waker = cx.waker().clone();
+            thread::spawn(move || waker.wake()).join().unwrap();
+        }
+        if self.polls >= self.ready_at {
+            Poll::Ready(self.polls)
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+#[test]
+fn run_until_starts_afresh_after_a_wake_that_landed_in_the_last_poll() {
+    static QUEUE: ReadyQueue<1> = ReadyQueue::new();
+    let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
+    // Woken from another thread during the poll that returns `Ready`: its
+    // entry outlives the call.
+    let first = WokenElsewhere {
+        polls: 0,
+        ready_at: 1,
+    };
+    assert_eq!(executor.run_until(first, 8, || {}), 1);
+    // The next call's future is woken the same way during its first poll
+    // and is ready when polled again: it must be, once (or twice, for the
+    // entry the first call left), and the calls after it too.
+    for _ in 0..3 {
+        let next = WokenElsewhere {
+            polls: 0,
+            ready_at: 2,
+        };
+        let polls = executor.run_until(next, 8, || {});
+        assert_eq!(polls, 2);
+    }
+    // Nothing is left over: no phantom work keeps `run` from idling.
+    assert!(!executor.tick(8).work_remaining);
+}
+
+#[test]
+fn a_panic_in_run_until_leaves_nothing_behind() {
+    use dinah_core::{NoClock, PollWatch};
+    static QUEUE: ReadyQueue<1> = ReadyQueue::new();
+    static WATCH: PollWatch<NoClock> = PollWatch::new(NoClock);
+    let kept: Mutex<Option<Waker>> = Mutex::new(None);
+    let mut task = pin!(Some(std::future::poll_fn(|cx| {
+        *kept.lock().unwrap() = Some(cx.waker().clone());
+        Poll::<()>::Pending
+    })));
+    let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
+    executor.spawn(task.as_mut()).unwrap();
+    executor.tick(8);
+    let payload = panic::catch_unwind(AssertUnwindSafe(|| {
+        executor.run_until_observed(
+            std::future::poll_fn(|_| -> Poll<()> { panic!("main exploded") }),
+            8,
+            || {},
+            &WATCH,
+        )
+    }))
+    .expect_err("the main future's panic reaches the caller");
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"main exploded"));
+    // The watch heard that the poll ended.
+    assert_eq!(WATCH.blocked(0), None);
+    // No poll is marked as running: a wake from here now is from outside.
+    kept.lock().unwrap().take().unwrap().wake();
+    let report = executor.tick(8);
+    assert_eq!(
+        (report.polled, report.woken_outside, report.woken_in_poll),
+        (1, 1, 0)
+    );
+    // And the executor runs the next call as usual.
+    assert_eq!(executor.run_until(async { 7 }, 8, || {}), 7);
+}
+
+#[test]
+fn a_panicking_poll_is_reported_ended_to_the_observer() {
+    use dinah_core::{NoClock, PollWatch};
+    static QUEUE: ReadyQueue<2> = ReadyQueue::new();
+    static WATCH: PollWatch<NoClock> = PollWatch::new(NoClock);
+    let mut bad = pin!(Some(async {
+        panic!("task exploded");
+    }));
+    let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(&QUEUE).unwrap();
+    let id = executor.spawn(bad.as_mut()).unwrap();
+    panic::catch_unwind(AssertUnwindSafe(|| executor.tick_observed(8, &WATCH)))
+        .expect_err("the panic reaches the caller");
+    assert_eq!(WATCH.blocked(0), None, "no poll runs any more");
+    assert_eq!(executor.task_state(id), Some(TaskState::Failed));
+}
+
+/// Counts its drops and panics in the first.
+struct PanicsOnDrop<'a>(&'a AtomicUsize);
+
+impl Drop for PanicsOnDrop<'_> {
+    fn drop(&mut self) {
+        if self.0.fetch_add(1, Ordering::SeqCst) == 0 {
+            panic!("destructor exploded");
+        }
+    }
+}
+
+#[test]
+fn a_cancelled_task_whose_destructor_panics_fails_and_gives_its_slot_back() {
+    static QUEUE: ReadyQueue<1> = ReadyQueue::new();
+    let drops = AtomicUsize::new(0);
+    let guard = PanicsOnDrop(&drops);
+    let mut task = pin!(Some(async move {
+        let _guard = guard;
+        std::future::pending::<()>().await;
+    }));
+    let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
+    let id = executor.spawn(task.as_mut()).unwrap();
+    executor.tick(8);
+    executor.cancel(id).unwrap();
+    let payload = panic::catch_unwind(AssertUnwindSafe(|| executor.tick(8)))
+        .expect_err("the destructor's panic reaches the caller");
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"destructor exploded"));
+    assert_eq!(drops.load(Ordering::SeqCst), 1, "dropped once");
+    assert_eq!(executor.task_state(id), Some(TaskState::Failed));
+    assert_eq!(executor.live_tasks(), 0);
+    // The slot comes back at the next tick.
+    executor.tick(8);
+    let mut next = pin!(Some(async {}));
+    let next = executor
+        .spawn(next.as_mut())
+        .expect("the slot is free again");
+    executor.tick(8);
+    assert_eq!(executor.task_state(next), Some(TaskState::Completed));
+}
+
+#[test]
+fn ids_never_repeat_however_often_a_slot_is_reused() {
+    static QUEUE: ReadyQueue<1> = ReadyQueue::new();
+    // More reuses than a 13-bit generation counts.
+    let reuses = if cfg!(miri) { 40 } else { 8_200 };
+    let mut storage: Vec<_> = (0..=reuses)
+        .map(|_| Box::pin(Some(std::future::ready(()))))
+        .collect();
+    let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
+    let mut tasks = storage.iter_mut();
+    let first = executor.spawn(tasks.next().unwrap().as_mut()).unwrap();
+    executor.tick(8);
+    assert_eq!((first.slot(), first.generation()), (Some(0), Some(1)));
+    let mut last = first;
+    for task in tasks {
+        last = executor.spawn(task.as_mut()).unwrap();
+        executor.tick(8);
+    }
+    let reuses = reuses as u64;
+    assert_eq!(last.generation(), Some(1 + reuses));
+    assert_ne!(last, first);
+    assert_eq!(executor.task_state(first), None, "a stale id names nothing");
+    assert_eq!(executor.cancel(first), Err(CancelError::UnknownTask(first)));
+    assert_eq!(executor.task_state(last), Some(TaskState::Completed));
+    assert_eq!(
+        last.to_string(),
+        format!("slot 0, generation {}", 1 + reuses)
+    );
+}
+
+#[test]
+fn a_slot_comes_back_once_every_cloned_waker_is_dropped_however_many() {
+    static QUEUE: ReadyQueue<1> = ReadyQueue::new();
+    let clones = if cfg!(miri) { 50 } else { 5_000 };
+    let kept: Mutex<Vec<Waker>> = Mutex::new(Vec::new());
+    let mut task = pin!(Some(std::future::poll_fn(|cx| {
+        let mut kept = kept.lock().unwrap();
+        for _ in 0..clones {
+            kept.push(cx.waker().clone());
+        }
+        Poll::Ready(())
+    })));
+    let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
+    executor.spawn(task.as_mut()).unwrap();
+    executor.tick(8);
+    let mut next = pin!(Some(async {}));
+    let next = executor
+        .spawn(next.as_mut())
+        .expect_err("wakers of the finished task are alive")
+        .into_inner();
+    let wakers = std::mem::take(&mut *kept.lock().unwrap());
+    // Cloned again and dropped, from two threads, then the rest.
+    thread::scope(|s| {
+        for half in wakers.chunks(clones / 2) {
+            s.spawn(move || drop(half.to_vec()));
+        }
+    });
+    drop(wakers);
+    executor.tick(8);
+    let next = executor.spawn(next).expect("no waker keeps the slot");
+    executor.tick(8);
+    assert_eq!(executor.task_state(next), Some(TaskState::Completed));
+}
+
+/// Names the running thread, for a queue that tells its wakes apart.
+fn thread_context() -> usize {
+    thread_local! {
+        static MARK: u8 = const { 0 };
+    }
+    MARK.with(|mark| std::ptr::from_ref(mark) as usize)
+}
+
+#[test]
+fn a_wake_from_another_thread_during_a_poll_is_not_the_tasks_own() {
+    use dinah_core::{CountPerTask, TaskCounters};
+    static QUEUE: ReadyQueue<1, CountPerTask> = ReadyQueue::new().with_context(thread_context);
+    let mut task = pin!(Some(async {
+        WokenElsewhere {
+            polls: 0,
+            ready_at: 2,
+        }
+        .await;
+        yield_now().await;
+    }));
+    let mut executor: AsyncExecutor<'_, 1, (), CountPerTask> = AsyncExecutor::new(&QUEUE).unwrap();
+    let id = executor.spawn(task.as_mut()).unwrap();
+    executor.tick(8);
+    let woken = executor.tick(8);
+    assert_eq!(
+        (woken.woken_outside, woken.woken_in_poll, woken.self_woken),
+        (1, 0, 0),
+        "the other thread's wake landed during the poll, and is not the task's own"
+    );
+    // `yield_now` wakes the task on the executor's thread: its own.
+    let own = executor.tick(8);
+    assert_eq!((own.self_woken, own.completed), (1, 1));
+    assert_eq!(
+        executor.task_counters(id),
+        Some(TaskCounters {
+            polls: 3,
+            wakes: 2,
+            self_wakes: 1,
+            stale_wakes: 0,
+        })
+    );
+}
+
+#[test]
+fn a_task_that_never_ends_is_accepted_and_can_be_cancelled() {
+    static QUEUE: ReadyQueue<2> = ReadyQueue::new();
+    let spins = AtomicUsize::new(0);
+    // Its output is `!`: the loop never breaks.
+    let mut forever = pin!(Some(async {
+        loop {
+            spins.fetch_add(1, Ordering::SeqCst);
+            yield_now().await;
+        }
+    }));
+    let mut ends = pin!(Some(async {}));
+    let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(&QUEUE).unwrap();
+    let id = executor.spawn(forever.as_mut()).unwrap();
+    executor.spawn(ends.as_mut()).unwrap();
+    executor.tick(8);
+    executor.tick(8);
+    assert_eq!(spins.load(Ordering::SeqCst), 2);
+    executor.cancel(id).unwrap();
+    while executor.tick(8).work_remaining {}
+    assert_eq!(executor.task_state(id), Some(TaskState::Cancelled));
+    assert!(!forever.has_future());
+}
+
+#[test]
+fn a_host_run_loop_sleeps_holding_no_lock() {
+    use dinah_core::{Pended, TaskId, TraceEvent, TraceEventKind, TraceRing};
+    use std::sync::OnceLock;
+    static EXECUTOR: OnceLock<thread::Thread> = OnceLock::new();
+    fn pend() {
+        if let Some(thread) = EXECUTOR.get() {
+            thread.unpark();
+        }
+    }
+    static QUEUE: ReadyQueue<1> = ReadyQueue::with_pender(pend);
+    static TRACE: TraceRing<64> = TraceRing::new();
+    EXECUTOR.set(thread::current()).unwrap();
+    let (send, receive) = std::sync::mpsc::channel::<Waker>();
+    let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
+    thread::scope(|s| {
+        // Another thread enters a critical section (the trace ring's) before
+        // each wake: with the executor asleep inside one, it never would.
+        s.spawn(move || {
+            for waker in receive {
+                let task = TaskId::new(1).unwrap();
+                TRACE
+                    .record(TraceEvent::new(task, TraceEventKind::Woken))
+                    .unwrap();
+                waker.wake();
+            }
+        });
+        let mut rounds = 0;
+        let finished = executor.run_until(
+            std::future::poll_fn(|cx| {
+                rounds += 1;
+                if rounds > 20 {
+                    return Poll::Ready(rounds);
+                }
+                send.send(cx.waker().clone()).unwrap();
+                Poll::Pending
+            }),
+            8,
+            Pended(thread::park),
+        );
+        assert_eq!(finished, 21);
+        drop(send);
+    });
+    assert_eq!(TRACE.len(), 20);
 }

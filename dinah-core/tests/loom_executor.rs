@@ -258,3 +258,63 @@ fn a_timed_wake_racing_the_poll_is_never_lost_and_every_poll_is_timed() {
         );
     });
 }
+
+#[test]
+fn the_last_waker_dropped_as_its_task_ends_frees_the_slot_exactly_once() {
+    loom::model(|| {
+        let queue = queue::<1>();
+        let kept = leak(Mutex::new(None));
+        let mut first = pin!(Some(std::future::poll_fn(|cx| {
+            *kept.lock().unwrap() = Some(cx.waker().clone());
+            Poll::Ready(())
+        })));
+        let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(queue).unwrap();
+        executor.spawn(first.as_mut()).unwrap();
+        // The task's one poll keeps a clone and ends; the other thread takes
+        // the clone and drops it, racing the executor's end of the task and
+        // its claim on the slot.
+        let other = thread::spawn(move || {
+            loop {
+                if let Some(waker) = kept.lock().unwrap().take() {
+                    drop(waker);
+                    break;
+                }
+                thread::yield_now();
+            }
+        });
+        executor.tick(4);
+        other.join().unwrap();
+        executor.tick(4);
+        // Free exactly once: one spawn fits, a second does not.
+        let mut next = pin!(Some(async {}));
+        let mut extra = pin!(Some(async {}));
+        executor.spawn(next.as_mut()).unwrap();
+        assert!(executor.spawn(extra.as_mut()).is_err());
+    });
+}
+
+#[test]
+fn a_poll_stamp_never_pairs_one_poll_s_task_with_another_s_start() {
+    use dinah_core::{PollStamp, TaskId};
+    loom::model(|| {
+        let stamp: &'static PollStamp = leak(PollStamp::new());
+        let (a, b) = (TaskId::new(1).unwrap(), TaskId::new(2).unwrap());
+        let writer = thread::spawn(move || {
+            stamp.start(a, 10);
+            stamp.end();
+            stamp.start(b, 20);
+            stamp.end();
+        });
+        for _ in 0..2 {
+            match stamp.read() {
+                None => {}
+                Some(reading) => assert!(
+                    reading == (a, 10) || reading == (b, 20),
+                    "a torn reading: {reading:?}"
+                ),
+            }
+        }
+        writer.join().unwrap();
+        assert_eq!(stamp.read(), None);
+    });
+}

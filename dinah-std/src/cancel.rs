@@ -18,7 +18,7 @@ use dinah_core::CancellationToken;
 /// There is no parent/child tree and no reset.
 ///
 /// ```
-/// use dinah_std::CancellationHandle;
+/// use dinah::CancellationHandle;
 ///
 /// let handle = CancellationHandle::new();
 /// let worker_view = handle.clone();

@@ -17,8 +17,8 @@
 //! # Example
 //!
 //! ```
-//! use dinah_std::{BoundedQueue, SchedulerExt};
-//! use dinah_core::Scheduler;
+//! use dinah::{BoundedQueue, SchedulerExt};
+//! use dinah::Scheduler;
 //!
 //! let mut queue = BoundedQueue::new(8)?;
 //! for n in 0..8u64 {

@@ -76,8 +76,8 @@ pub(crate) fn reserve<T>(capacity: usize) -> Result<(NonZeroUsize, VecDeque<T>),
 /// it holds.
 ///
 /// ```
-/// use dinah_std::{BoundedQueue, CapacityError};
-/// use dinah_core::QueuePushError;
+/// use dinah::{BoundedQueue, CapacityError};
+/// use dinah::QueuePushError;
 ///
 /// assert_eq!(BoundedQueue::<u8>::new(0).unwrap_err(), CapacityError::Zero);
 ///

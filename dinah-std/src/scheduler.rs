@@ -72,8 +72,8 @@ pub trait SchedulerExt: sealed::Sealed {
     /// every later task is still queued, in order.
     ///
     /// ```
-    /// use dinah_core::Scheduler;
-    /// use dinah_std::{BoundedQueue, SchedulerExt};
+    /// use dinah::Scheduler;
+    /// use dinah::{BoundedQueue, SchedulerExt};
     ///
     /// let mut queue = BoundedQueue::new(3)?;
     /// let tasks: [fn() -> Result<u8, &'static str>; 3] = [|| Ok(1), || Err("two"), || Ok(3)];
@@ -81,7 +81,7 @@ pub trait SchedulerExt: sealed::Sealed {
     ///     queue.try_push(task).unwrap();
     /// }
     /// assert_eq!(Scheduler::run_until_empty(&mut queue), [Ok(1), Err("two"), Ok(3)]);
-    /// # Ok::<(), dinah_std::CapacityError>(())
+    /// # Ok::<(), dinah::CapacityError>(())
     /// ```
     fn run_until_empty<Q, F, R>(queue: &mut Q) -> Vec<R>
     where
@@ -140,8 +140,8 @@ pub trait SchedulerExt: sealed::Sealed {
     /// panicked.
     ///
     /// ```
-    /// use dinah_core::Scheduler;
-    /// use dinah_std::{BoundedQueue, ParallelError, SchedulerExt};
+    /// use dinah::Scheduler;
+    /// use dinah::{BoundedQueue, ParallelError, SchedulerExt};
     ///
     /// let mut queue = BoundedQueue::new(4)?;
     /// for n in 1..=4u32 {
@@ -161,8 +161,8 @@ pub trait SchedulerExt: sealed::Sealed {
     ///
     /// ```compile_fail,E0277
     /// use std::rc::Rc;
-    /// use dinah_core::Scheduler;
-    /// use dinah_std::{BoundedQueue, SchedulerExt};
+    /// use dinah::Scheduler;
+    /// use dinah::{BoundedQueue, SchedulerExt};
     ///
     /// let shared = Rc::new(1);
     /// let mut queue = BoundedQueue::new(1).unwrap();
@@ -174,8 +174,8 @@ pub trait SchedulerExt: sealed::Sealed {
     ///
     /// ```compile_fail,E0277
     /// use std::rc::Rc;
-    /// use dinah_core::Scheduler;
-    /// use dinah_std::{BoundedQueue, SchedulerExt};
+    /// use dinah::Scheduler;
+    /// use dinah::{BoundedQueue, SchedulerExt};
     ///
     /// let mut queue = BoundedQueue::new(1).unwrap();
     /// queue.try_push(|| Rc::new(1)).unwrap_or_else(|_| unreachable!());

@@ -41,7 +41,7 @@ impl std::error::Error for SynchronizationError {}
 /// or the scheduler concurrently usable.
 ///
 /// ```
-/// use dinah_std::Shared;
+/// use dinah::Shared;
 ///
 /// let total = Shared::new(0u32);
 /// let clone = total.clone();
@@ -49,7 +49,7 @@ impl std::error::Error for SynchronizationError {}
 ///     s.spawn(|| *clone.lock().unwrap() += 2);
 /// });
 /// assert_eq!(*total.lock()?, 2);
-/// # Ok::<(), dinah_std::SynchronizationError>(())
+/// # Ok::<(), dinah::SynchronizationError>(())
 /// ```
 pub struct Shared<T> {
     inner: Arc<Mutex<T>>,

@@ -30,8 +30,8 @@ struct Log {
 /// never runs user code.
 ///
 /// ```
-/// use dinah_core::{TaskId, TraceEvent, TraceEventKind};
-/// use dinah_std::TraceBuffer;
+/// use dinah::{TaskId, TraceEvent, TraceEventKind};
+/// use dinah::TraceBuffer;
 ///
 /// let trace = TraceBuffer::new(1)?;
 /// let task = TaskId::new(3).unwrap();
@@ -39,7 +39,7 @@ struct Log {
 /// assert!(trace.record(TraceEvent::new(task, TraceEventKind::Completed)).is_err());
 /// assert_eq!(trace.rejected(), 1);
 /// assert_eq!(trace.drain()[0].kind, TraceEventKind::Started);
-/// # Ok::<(), dinah_std::CapacityError>(())
+/// # Ok::<(), dinah::CapacityError>(())
 /// ```
 pub struct TraceBuffer {
     log: Mutex<Log>,

@@ -179,3 +179,57 @@ impl Drop for Counted {
         self.0.fetch_add(1, Ordering::SeqCst);
     }
 }
+
+#[test]
+fn a_wake_that_lands_in_block_on_s_last_poll_does_not_trouble_the_next_call() {
+    loom::model(|| {
+        let executor = small();
+        // The first call's future hands its waker to another thread and is
+        // ready at once: the wake lands during that poll, after the call,
+        // or during the next call.
+        let mut waker_thread = None;
+        executor.block_on(poll_fn(|cx| {
+            let waker = cx.waker().clone();
+            waker_thread = Some(thread::spawn(move || waker.wake()));
+            Poll::Ready(())
+        }));
+        // The next call's future is pending once, woken by its own poll: it
+        // is polled again and returns, however the first call's wake fell.
+        let mut polls = 0;
+        let second = poll_fn(|cx| {
+            polls += 1;
+            if polls == 1 {
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            } else {
+                Poll::Ready(())
+            }
+        });
+        executor.block_on(second);
+        waker_thread.unwrap().join().unwrap();
+        assert!(!executor.tick(4).work_remaining);
+    });
+}
+
+#[test]
+fn cancel_racing_the_last_poll_returns_true_only_for_a_cancelled_handle() {
+    loom::model(|| {
+        let executor = small();
+        let handle = executor.spawn(async { Ok::<_, ()>(7) }).unwrap();
+        // The other thread cancels while the task's one poll returns its
+        // value.
+        let canceller = thread::spawn(move || {
+            let accepted = handle.cancel();
+            (handle, accepted)
+        });
+        executor.tick(4);
+        let (mut handle, accepted) = canceller.join().unwrap();
+        executor.tick(4);
+        let outcome = handle.try_take().expect("resolved");
+        if accepted {
+            assert_eq!(outcome, Err(JoinFailure::Cancelled));
+        } else {
+            assert_eq!(outcome, Ok(7));
+        }
+    });
+}

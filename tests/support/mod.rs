@@ -68,15 +68,30 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> Option<&str
         .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
 }
 
-/// Keeps panics whose message contains one of `markers` out of the test
-/// output; every other panic is reported as usual. Set once per process.
+/// Keeps panics whose message contains one of `markers` (or of the markers
+/// of any earlier call in this process) out of the test output; every other
+/// panic is reported as usual, and so is a failed equality assertion or
+/// unwrap, even one whose values mention a marker.
 pub(crate) fn quiet_panics_containing(markers: &'static [&'static str]) {
     static HOOK: Once = Once::new();
+    static QUIET: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    QUIET
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .extend_from_slice(markers);
     HOOK.call_once(|| {
         let default = panic::take_hook();
         panic::set_hook(Box::new(move |info| {
             let message = panic_message(info.payload()).unwrap_or_default();
-            if !markers.iter().any(|marker| message.contains(marker)) {
+            let unexpected =
+                message.starts_with("assertion `left") || message.starts_with("called `");
+            let quiet = !unexpected
+                && QUIET
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .iter()
+                    .any(|marker| message.contains(marker));
+            if !quiet {
                 default(info);
             }
         }));

@@ -13,6 +13,7 @@ use dinah_core::{TaskFailureKind, TaskId, TaskOutput};
 
 use super::shared::CancelTarget;
 use crate::sync::{AtomicBool, Mutex, Ordering, lock};
+use crate::unwind::drop_quietly;
 
 /// Why a task's [`JoinHandle`] holds no value.
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -106,14 +107,21 @@ struct Resolver<'a, F, V: 'a, E: 'a> {
 
 impl<'a, F, V: 'a, E: 'a> Drop for Resolver<'a, F, V, E> {
     fn drop(&mut self) {
-        // The future first (if it was never polled, it is still here).
-        drop(self.future.take());
+        // The future first (if it was never polled, it is still here). Its
+        // destructor is the task's code: if it panics, the join is left in
+        // the note and the panic goes on, so that the executor, which
+        // catches it, resolves the handle `Panicked`.
+        let future = self.future.take();
+        let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(future)));
         if let Some(join) = self.join.take() {
-            if std::thread::panicking() {
+            if dropped.is_err() || std::thread::panicking() {
                 *self.note.0.borrow_mut() = Some(join);
             } else {
                 join.abort(Abort::Cancelled);
             }
+        }
+        if let Err(payload) = dropped {
+            std::panic::resume_unwind(payload);
         }
     }
 }
@@ -162,8 +170,18 @@ pub(crate) trait Resolve {
 
 enum Outcome<V, E> {
     Running,
+    /// `cancel` returned `true`: whatever the task does now, the handle
+    /// resolves `Cancelled`.
+    CancelRequested,
     Done(Result<V, JoinFailure<E>>),
     Taken,
+}
+
+impl<V, E> Outcome<V, E> {
+    /// Not resolved yet: the handle would wait.
+    fn is_pending(&self) -> bool {
+        matches!(self, Self::Running | Self::CancelRequested)
+    }
 }
 
 struct State<V, E> {
@@ -198,22 +216,48 @@ impl<V, E> Join<V, E> {
         })
     }
 
-    /// Records the outcome (the first one wins) and wakes the awaiting task.
+    /// Records the outcome (the first one wins; after a cancellation
+    /// request, `Cancelled` wins over a value or a returned error, not over
+    /// a panic) and wakes the awaiting task. A result
+    /// nobody will read is dropped here, and a panic from its destructor is
+    /// caught and discarded: the task's outcome is already settled.
     pub(crate) fn finish(&self, result: Result<V, JoinFailure<E>>) {
         if self.detached.load(Ordering::Acquire) {
             // No handle: the value is dropped now, without taking the lock.
-            drop(result);
+            drop_quietly(result);
             return;
         }
-        let waker = {
+        let (unread, waker) = {
             let mut state = lock(&self.state);
-            if matches!(state.outcome, Outcome::Running) {
-                state.outcome = Outcome::Done(result);
-            }
-            state.waker.take()
+            let unread = match state.outcome {
+                Outcome::Running => {
+                    state.outcome = Outcome::Done(result);
+                    None
+                }
+                Outcome::CancelRequested => match result {
+                    // A panic in the task's own code still says so.
+                    Err(JoinFailure::Panicked(message)) => {
+                        state.outcome = Outcome::Done(Err(JoinFailure::Panicked(message)));
+                        None
+                    }
+                    other => {
+                        state.outcome = Outcome::Done(Err(JoinFailure::Cancelled));
+                        Some(other)
+                    }
+                },
+                Outcome::Done(_) | Outcome::Taken => Some(result),
+            };
+            (unread, state.waker.take())
         };
+        drop_quietly(unread);
         if let Some(waker) = waker {
-            waker.wake();
+            // The awaiting task's waker is its executor's code, whose owner
+            // is not on this stack: a panic from it is caught and discarded.
+            if let Err(payload) =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| waker.wake()))
+            {
+                drop_quietly(payload);
+            }
         }
     }
 }
@@ -277,18 +321,30 @@ impl<V, E> JoinHandle<V, E> {
         self.join.id
     }
 
-    /// Requests cancellation. A task that has not finished never runs again:
-    /// its executor drops its future at its next scheduling point (never in
-    /// the middle of a poll) and the handle resolves
-    /// [`JoinFailure::Cancelled`]. A task still waiting in a
+    /// Requests cancellation, and says whether the handle will give no
+    /// value.
+    ///
+    /// `true`: the handle resolves [`JoinFailure::Cancelled`], whatever the
+    /// task returns from now on, unless the task's own code panics on its
+    /// way out (its poll, or its future's destructor), which the handle
+    /// reports as [`JoinFailure::Panicked`]. A task that has not finished is
+    /// never polled again: its executor drops its future at its next
+    /// scheduling point (never in the middle of a poll), and the handle
+    /// resolves once the future is dropped. A task whose last poll, running
+    /// on the executor's thread right now, returns a value or an error
+    /// anyway has it dropped. A task still waiting in a
     /// [`Spawner`](crate::Spawner)'s ingress is dropped as soon as the
-    /// executor takes it in. Returns `false`, changing nothing, when the
-    /// task has already finished.
+    /// executor takes it in.
+    ///
+    /// `false`: the task had already finished (its outcome is settled, and
+    /// nothing changed). Calling it again after `true` returns `true`.
     pub fn cancel(&self) -> bool {
         let target = {
             let mut state = lock(&self.join.state);
-            if !matches!(state.outcome, Outcome::Running) {
-                return false;
+            match state.outcome {
+                Outcome::Running => state.outcome = Outcome::CancelRequested,
+                Outcome::CancelRequested => return true,
+                Outcome::Done(_) | Outcome::Taken => return false,
             }
             state.cancel_requested = true;
             state.target.clone()
@@ -303,7 +359,7 @@ impl<V, E> JoinHandle<V, E> {
     /// cancelled), so that awaiting the handle would not wait.
     #[must_use]
     pub fn is_finished(&self) -> bool {
-        !matches!(lock(&self.join.state).outcome, Outcome::Running)
+        !lock(&self.join.state).outcome.is_pending()
     }
 
     /// Takes the result if the task has finished, without waiting. `None`
@@ -312,8 +368,8 @@ impl<V, E> JoinHandle<V, E> {
         let mut state = lock(&self.join.state);
         match std::mem::replace(&mut state.outcome, Outcome::Taken) {
             Outcome::Done(result) => Some(result),
-            Outcome::Running => {
-                state.outcome = Outcome::Running;
+            pending @ (Outcome::Running | Outcome::CancelRequested) => {
+                state.outcome = pending;
                 None
             }
             Outcome::Taken => None,
@@ -335,8 +391,8 @@ impl<V, E> Future for JoinHandle<V, E> {
         let mut state = lock(&self.join.state);
         match std::mem::replace(&mut state.outcome, Outcome::Taken) {
             Outcome::Done(result) => Poll::Ready(result),
-            Outcome::Running => {
-                state.outcome = Outcome::Running;
+            pending @ (Outcome::Running | Outcome::CancelRequested) => {
+                state.outcome = pending;
                 match &mut state.waker {
                     Some(waker) if waker.will_wake(cx.waker()) => {}
                     slot => *slot = Some(cx.waker().clone()),

@@ -230,15 +230,25 @@ impl Drop for Entered<'_> {
     }
 }
 
-/// Ends `block_on`'s main future, even by unwinding.
+/// Ends `block_on`'s hold on the main cell when the call returns or
+/// unwinds: nothing is marked as polling (a monitor hears that a poll that
+/// unwound ended), no main poll is pending, and the main cell is vacant, so
+/// later wakes of its wakers are stale. Its `QUEUED` bit is left alone: an
+/// entry of it still on a list clears it when taken off.
 struct MainGuard<'r, 'a, M: Measuring>(&'r Inner<'a, M>);
 
 impl<M: Measuring> Drop for MainGuard<'_, '_, M> {
     fn drop(&mut self) {
-        self.0.shared.stack.set_polling(0);
-        self.0.in_block_on.set(false);
-        self.0.main_ready.set(false);
-        self.0.main.cell.set_life(Life::Vacant);
+        let inner = self.0;
+        if inner.shared.stack.polling() == MAIN + 1
+            && let Some(probe) = inner.probe()
+        {
+            probe.main_poll_ended();
+        }
+        inner.shared.stack.set_polling(0);
+        inner.in_block_on.set(false);
+        inner.main_ready.set(false);
+        inner.main.cell.set_life(Life::Vacant);
     }
 }
 
@@ -311,7 +321,7 @@ impl<'a, M: Measuring> Inner<'a, M> {
         let closed = self.closed.get();
         if closed || self.live.get() >= self.max_tasks {
             if let Some(probe) = self.probe() {
-                probe.rejected(id, !closed);
+                crate::telemetry::run_hooks(|| probe.rejected(id, !closed));
             }
             return Err(if closed {
                 TrySpawnError::Shutdown(future)
@@ -319,7 +329,11 @@ impl<'a, M: Measuring> Inner<'a, M> {
                 TrySpawnError::Full(future)
             });
         }
-        let at = self.probe().map_or(0, |probe| probe.submitted(id));
+        let mut at = 0;
+        if let Some(probe) = self.probe() {
+            // A hook's panic reaches the caller before the task is taken.
+            crate::telemetry::run_hooks(|| at = probe.submitted(id));
+        }
         let (index, header, generation, note) = self.claim_slot(id, at);
         let join = Join::new(id, Some((header as Arc<dyn CancelTarget>, generation)));
         self.install(index, Box::pin(wrap(future, Arc::clone(&join), note)));
@@ -452,10 +466,12 @@ impl<'a, M: Measuring> Inner<'a, M> {
                     break;
                 };
                 if index == MAIN {
+                    // The main future's entry: cleared here, where it was
+                    // taken off (rule 2), and polled only while `block_on`
+                    // drives a future.
+                    self.main.cell.take_queued();
                     if self.in_block_on.get() {
                         self.main_ready.set(true);
-                    } else {
-                        self.main.cell.take_queued();
                     }
                     continue;
                 }
@@ -467,14 +483,14 @@ impl<'a, M: Measuring> Inner<'a, M> {
             match step {
                 Step::Release => self.release(index),
                 Step::Cancel => {
-                    // Dropping the future resolves its handle `Cancelled`
-                    // (its resolver finds no panic note).
+                    // Dropping the future resolves its handle `Cancelled`,
+                    // or `Panicked` if its destructor panics.
                     let task = place.task.borrow_mut().take();
-                    drop(task);
+                    let life = drop_task(task, &place.note);
                     if let (Some(probe), Some(slot)) = (self.probe(), place.probe.get()) {
                         probe.cancelled(slot);
                     }
-                    self.end(index, Life::Cancelled);
+                    self.end(index, life);
                 }
                 Step::Poll { first, .. } => {
                     let watched = match (self.probe(), place.probe.get()) {
@@ -508,7 +524,13 @@ impl<'a, M: Measuring> Inner<'a, M> {
         }
         let stale = self.shared.stack.stale_wakes();
         let stale_wakes = stale.wrapping_sub(self.stale_seen.replace(stale));
-        tally.report(stale_wakes, self.has_work(here))
+        let report = tally.report(stale_wakes, self.has_work(here));
+        if M::ON {
+            // A telemetry hook that panicked during the tick: its panic
+            // reaches the caller now that every task is settled.
+            crate::telemetry::resume_hook_panic();
+        }
+        report
     }
 
     /// Polls the task in `place` (slot `index`) once, where it lies, with no
@@ -568,18 +590,33 @@ impl<'a, M: Measuring> Inner<'a, M> {
         let _entered = self.enter("block_on");
         let here = RunningHere::enter(&self.shared, &self.local);
         let mut future = pin!(future);
+        // The future is named by an id of its own, so that a monitor can
+        // blame it for holding the thread.
+        let id = self.shared.next_id();
         self.main.cell.set_life(Life::Running);
         self.in_block_on.set(true);
+        // Polled at once. The main cell's `QUEUED` is cleared only where
+        // its entry is taken off a list (in `tick`): an entry an earlier
+        // call left still comes, and polls the future once more, which a
+        // future allows.
         self.main_ready.set(true);
         let _main = MainGuard(self);
         loop {
             if self.main_ready.replace(false) {
-                self.main.cell.take_queued();
                 self.shared.stack.set_polling(MAIN + 1);
+                if let Some(probe) = self.probe() {
+                    probe.main_poll_started(id);
+                }
                 let poll = future
                     .as_mut()
                     .poll(&mut Context::from_waker(&self.main_waker));
+                if let Some(probe) = self.probe() {
+                    probe.main_poll_ended();
+                }
                 self.shared.stack.set_polling(0);
+                if M::ON {
+                    crate::telemetry::resume_hook_panic();
+                }
                 if let Poll::Ready(output) = poll {
                     return output;
                 }
@@ -600,9 +637,10 @@ impl<'a, M: Measuring> Inner<'a, M> {
                 probe.dropped(submission.id());
             }
         }
-        // Each submission drops its future, then resolves its handle.
+        // Each submission drops its future, then resolves its handle
+        // (`Panicked` if the future's destructor panics).
         drop(submissions);
-        let tasks: Vec<BoxedTask<'a>> = {
+        let tasks: Vec<(BoxedTask<'a>, TaskPlace<'a>, Arc<Header<M>>)> = {
             let mut slots = self.slots.borrow_mut();
             slots
                 .iter_mut()
@@ -612,19 +650,44 @@ impl<'a, M: Measuring> Inner<'a, M> {
                     if let (Some(probe), Some(slot)) = (self.probe(), slot.task.probe.get()) {
                         probe.cancelled(slot);
                     }
-                    Some(task)
+                    Some((task, Rc::clone(&slot.task), Arc::clone(&slot.header)))
                 })
                 .collect()
         };
         self.live.set(0);
         let cancelled_tasks = tasks.len();
-        // Dropped with no borrow held: a destructor may spawn (refused now)
-        // or wake (ignored). Each future's resolver resolves its handle
-        // `Cancelled`.
-        drop(tasks);
+        // Dropped one by one with no borrow held: a destructor may spawn
+        // (refused now) or wake (ignored), and one that panics resolves its
+        // own handle `Panicked` without stopping the others. Each other
+        // future's resolver resolves its handle `Cancelled`.
+        for (task, place, header) in tasks {
+            if drop_task(Some(task), &place.note) == Life::Failed {
+                header.cell.set_life(Life::Failed);
+            }
+        }
+        if M::ON {
+            crate::telemetry::resume_hook_panic();
+        }
         ShutdownReport {
             cancelled_tasks,
             cancelled_submissions,
+        }
+    }
+}
+
+/// Drops a task's future, which resolves its handle `Cancelled` through its
+/// resolver; if the destructor panics, the resolver leaves the join in
+/// `note` and it is resolved `Panicked` with the message here. Returns how
+/// the task ended.
+fn drop_task<'a>(task: Option<BoxedTask<'a>>, note: &AbortNote<'a>) -> Life {
+    match catch_unwind(AssertUnwindSafe(move || drop(task))) {
+        Ok(()) => Life::Cancelled,
+        Err(payload) => {
+            if let Some(join) = note.take_orphan() {
+                join.abort(Abort::Panicked(panic_text(&*payload)));
+            }
+            crate::unwind::drop_quietly(payload);
+            Life::Failed
         }
     }
 }
@@ -660,8 +723,8 @@ impl<'a, M: Measuring> Inner<'a, M> {
 /// # Example
 ///
 /// ```
-/// use dinah_std::{JoinFailure, LocalExecutor};
-/// use dinah_core::yield_now;
+/// use dinah::{JoinFailure, LocalExecutor};
+/// use dinah::yield_now;
 /// use std::rc::Rc;
 ///
 /// let executor = LocalExecutor::new();

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use dinah_core::{TaskId, TraceEventKind};
+use dinah_core::{PollStamp, TaskId, TraceEventKind};
 
 use super::shared::Shared;
 use crate::sync::lock_std;
@@ -102,9 +102,9 @@ pub(crate) struct PollStart {
 /// The executor-wide telemetry.
 pub(crate) struct ExecProbe {
     probe: Probe,
-    /// The poll running now: its start and task.
-    polling: Stamp,
-    polling_task: AtomicU64,
+    /// The poll running now (a task's, or `block_on`'s future's): its task
+    /// and start, published together.
+    polling: PollStamp,
     /// Every slot's probe, for the monitor.
     slots: Mutex<Vec<Arc<TaskProbe>>>,
     hist: Mutex<ExecutorFigures>,
@@ -123,8 +123,7 @@ impl ExecProbe {
     pub(crate) fn new(config: TelemetryConfig) -> Self {
         Self {
             probe: Probe::new(config),
-            polling: Stamp::new(),
-            polling_task: AtomicU64::new(0),
+            polling: PollStamp::new(),
             slots: Mutex::new(Vec::new()),
             hist: Mutex::new(ExecutorFigures::default()),
             spawned: AtomicU64::new(0),
@@ -237,10 +236,8 @@ impl ExecProbe {
                 Waited::Woken(now.saturating_sub(ready))
             })
         };
-        self.polling_task
-            .store(task.map_or(0, TaskId::get), Ordering::Relaxed);
-        self.polling.set(now);
         if let Some(task) = task {
+            self.polling.start(task, now);
             if first {
                 self.probe.emit(task, TraceEventKind::Started, now);
             }
@@ -259,10 +256,11 @@ impl ExecProbe {
         queued: bool,
         ended: Option<TraceEventKind>,
     ) {
+        if self.polling.is_polling() {
+            self.polling.end();
+        }
         let now = self.probe.now();
         let took = now.saturating_sub(start.at);
-        self.polling.clear();
-        self.polling_task.store(0, Ordering::Relaxed);
         // Written by the executor's thread only (polls run there).
         add_single_writer(&self.polls, 1);
         add_single_writer(&slot.polls, 1);
@@ -296,6 +294,20 @@ impl ExecProbe {
             }
             None if queued => slot.ready.set_if_unset(now),
             None => slot.waiting.set(now),
+        }
+    }
+
+    /// A poll of `block_on`'s own future, named `task`, begins: stamped, so
+    /// that a poll holding the thread is seen, but not counted as a task's.
+    pub(crate) fn main_poll_started(&self, task: TaskId) {
+        let now = self.probe.now();
+        self.polling.start(task, now);
+    }
+
+    /// That poll returned (or unwound).
+    pub(crate) fn main_poll_ended(&self) {
+        if self.polling.is_polling() {
+            self.polling.end();
         }
     }
 
@@ -343,16 +355,14 @@ impl ExecProbe {
 
     fn tasks(&self) -> Vec<TaskFigures> {
         let now = self.probe.now();
-        let polling = self.polling_task.load(Ordering::Relaxed);
+        let polling = self.polling.read();
         let since = |at: u64| micros(now.saturating_sub(at));
         let slots = lock_std(&self.slots);
         let mut tasks: Vec<TaskFigures> = slots
             .iter()
             .filter_map(|slot| {
                 let task = slot.live()?;
-                let phase = if polling == task.get()
-                    && let Some(start) = self.polling.get()
-                {
+                let phase = if let Some((_, start)) = polling.filter(|&(busy, _)| busy == task) {
                     TaskPhase::Polling {
                         for_micros: since(start),
                     }
@@ -385,23 +395,14 @@ impl ExecProbe {
         let now = self.probe.now();
         let age = |at: u64| now.saturating_sub(at);
         let over = |at: u64, limit: Duration| age(at) > Thresholds::nanos(limit);
-        let blocked = self
-            .polling
-            .get()
-            .filter(|&start| over(start, thresholds.blocked))
-            .and_then(|start| {
-                let task = TaskId::new(self.polling_task.load(Ordering::Relaxed)).ok()?;
-                Some((task, start))
-            });
+        let polling = self.polling.read();
+        let blocked = polling.filter(|&(_, start)| over(start, thresholds.blocked));
         let mut verdicts = Vec::new();
         let mut ready: Vec<(u64, TaskId)> = Vec::new();
         // A poll running longer than `ready_delay` explains the tasks ready
         // behind it: they are its evidence once it counts as blocked, and
         // not a verdict of their own before.
-        let long_poll = self
-            .polling
-            .get()
-            .is_some_and(|start| over(start, thresholds.ready_delay));
+        let long_poll = polling.is_some_and(|(_, start)| over(start, thresholds.ready_delay));
         for slot in lock_std(&self.slots).iter() {
             let Some(task) = slot.live() else { continue };
             if let Some(at) = slot.ready.get() {
@@ -482,7 +483,9 @@ impl ExecutorMonitor {
     /// Every live task's figures, by task id.
     #[must_use]
     pub fn tasks(&self) -> Vec<TaskFigures> {
-        self.probe().tasks()
+        let mut tasks = Vec::new();
+        crate::telemetry::run_hooks(|| tasks = self.probe().tasks());
+        tasks
     }
 
     /// One [`Verdict`] for each thing not progressing, judged against
@@ -498,11 +501,17 @@ impl ExecutorMonitor {
     ///   (or the live-task cap) refused a submission within
     ///   `admission_window`.
     ///
-    /// `block_on`'s own future is not a task: its polls are not stamped.
+    /// `block_on`'s own future is stamped like a task's poll, under an id of
+    /// its own: a poll of it that holds the thread is `WorkerBlocked`.
     #[must_use]
     pub fn diagnose(&self, thresholds: &Thresholds) -> Vec<Verdict> {
-        self.probe()
-            .diagnose(thresholds, self.shared.ingress_fill())
+        let mut verdicts = Vec::new();
+        crate::telemetry::run_hooks(|| {
+            verdicts = self
+                .probe()
+                .diagnose(thresholds, self.shared.ingress_fill());
+        });
+        verdicts
     }
 }
 

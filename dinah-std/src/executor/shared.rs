@@ -51,10 +51,11 @@ loom::thread_local! {
 }
 
 /// Queues `index` on this thread's local list if `shared`'s executor is the
-/// one running here; otherwise hands it back.
+/// one running here; otherwise hands it back. A thread whose thread-locals
+/// are being destroyed runs no executor: the index is handed back.
 #[inline]
 fn queue_here(shared: &Shared, index: u32) -> Result<(), u32> {
-    HERE.with(|here| {
+    HERE.try_with(|here| {
         if here.running.get() == shared.address() {
             here.local.borrow_mut().push(index);
             Ok(())
@@ -62,6 +63,7 @@ fn queue_here(shared: &Shared, index: u32) -> Result<(), u32> {
             Err(index)
         }
     })
+    .unwrap_or(Err(index))
 }
 
 /// Marks an executor as running on this thread until dropped, with its local
@@ -75,6 +77,11 @@ pub(crate) struct RunningHere<'r> {
 impl<'r> RunningHere<'r> {
     /// Enters `shared`'s executor, whose local list is kept in `local`
     /// while it does not run.
+    ///
+    /// # Panics
+    ///
+    /// When called while this thread's thread-locals are being destroyed
+    /// (an executor cannot run from a thread-local's destructor).
     #[inline]
     pub(crate) fn enter(shared: &Shared, local: &'r RefCell<Vec<u32>>) -> Self {
         let previous = HERE.with(|here| {
@@ -191,19 +198,39 @@ impl<M: Measuring> Wake for Header<M> {
     /// stack, then unparking the executor's thread. Never polls, never locks.
     fn wake_by_ref(self: &Arc<Self>) {
         let shared = &self.shared;
-        let marked = shared.stack.mark(&self.cell);
-        if let Some((probe, slot)) = self.probes() {
+        let index = self.cell.index();
+        // One look at this thread's state: a wake on the executor's own
+        // thread while it runs may be a poll's own, and is queued on the
+        // local list; from anywhere else (another thread, or this one while
+        // its thread-locals are being destroyed) it never is.
+        let (here, marked) = HERE
+            .try_with(|local| {
+                let here = local.running.get() == shared.address();
+                let marked = shared.stack.mark(&self.cell, || here);
+                if here && marked == Ok(true) {
+                    local.local.borrow_mut().push(index);
+                }
+                (here, marked)
+            })
+            .unwrap_or_else(|_| (false, shared.stack.mark(&self.cell, || false)));
+        // The telemetry sees the wake before the executor can poll the task
+        // (its ready stamp must come first); a hook's panic is held until
+        // the wake is queued, then reaches the waker's caller.
+        let hooks = self.probes().map(|(probe, slot)| {
+            let scope = crate::telemetry::HookScope::enter();
             match marked {
-                Ok(true) => probe.woken(slot, shared.stack.polling() == self.cell.index() + 1),
+                Ok(true) => probe.woken(slot, here && shared.stack.polling() == index + 1),
                 Ok(false) => {}
                 Err(_) => probe.stale(slot),
             }
-        }
-        if let Ok(true) = marked
-            && queue_here(shared, self.cell.index()).is_err()
-        {
+            scope
+        });
+        if !here && marked == Ok(true) {
             shared.stack.push(&self.cell);
             shared.thread.unpark();
+        }
+        if let Some(scope) = hooks {
+            scope.exit();
         }
     }
 }
@@ -257,11 +284,21 @@ where
 
 impl<F, V, E> Drop for Remote<F, V, E> {
     /// A submission dropped before the executor took it in (shutdown):
-    /// the future is dropped first, then its handle resolves `Cancelled`.
+    /// the future is dropped first, then its handle resolves `Cancelled`,
+    /// or `Panicked` if the future's destructor panicked.
     fn drop(&mut self) {
         if let Some(future) = self.future.take() {
-            drop(future);
-            self.join.abort(super::join::Abort::Cancelled);
+            let why = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+                drop(future);
+            })) {
+                Ok(()) => super::join::Abort::Cancelled,
+                Err(payload) => {
+                    let why = super::join::Abort::Panicked(crate::unwind::panic_text(&*payload));
+                    crate::unwind::drop_quietly(payload);
+                    why
+                }
+            };
+            self.join.abort(why);
         }
     }
 }
@@ -334,10 +371,12 @@ impl Shared {
         }
     }
 
-    /// Whether this executor is running a tick or `block_on` on this thread.
+    /// Whether this executor is running a tick or `block_on` on this thread
+    /// (never while the thread's thread-locals are being destroyed).
     #[inline]
-    fn is_running_here(&self) -> bool {
-        HERE.with(|here| here.running.get()) == self.address()
+    pub(crate) fn is_running_here(&self) -> bool {
+        HERE.try_with(|here| here.running.get())
+            .is_ok_and(|running| running == self.address())
     }
 
     /// Whether a submission waits.
@@ -381,7 +420,7 @@ impl Shared {
             if !open || ingress.items.len() >= self.capacity {
                 drop(ingress);
                 if let Some(probe) = self.probe.get() {
-                    probe.rejected(id, open);
+                    crate::telemetry::run_hooks(|| probe.rejected(id, open));
                 }
                 return Err(if open {
                     TrySpawnError::Full(future)
@@ -389,7 +428,12 @@ impl Shared {
                     TrySpawnError::Shutdown(future)
                 });
             }
-            let submitted_at = self.probe.get().map_or(0, |probe| probe.submitted(id));
+            let mut submitted_at = 0;
+            if let Some(probe) = self.probe.get() {
+                // A hook's panic reaches the caller before the future is
+                // taken (and poisons nothing: the ingress lock ignores it).
+                crate::telemetry::run_hooks(|| submitted_at = probe.submitted(id));
+            }
             let join = Join::new(id, None);
             ingress.items.push_back(Box::new(Remote {
                 future: Some(future),

@@ -75,7 +75,7 @@ impl BlockingConfig {
 /// hands back, joins every thread and reports. Dropping the pool drains it.
 ///
 /// ```
-/// use dinah_std::{BlockingConfig, BlockingPool, ShutdownPolicy};
+/// use dinah::{BlockingConfig, BlockingPool, ShutdownPolicy};
 ///
 /// let pool = BlockingPool::new(BlockingConfig::new(4, 64))?;
 /// let handle = pool.try_spawn_blocking(|| "read 3 bytes").unwrap_or_else(|_| unreachable!());

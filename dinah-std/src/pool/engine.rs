@@ -35,7 +35,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dinah_core::{LifecycleState, TaskId, WorkerId};
+use dinah_core::{LifecycleState, PollStamp, TaskId, WorkerId};
 
 use super::handle::{JoinError, Slot, TaskHandle};
 use super::probe::{PoolProbe, Seen};
@@ -47,7 +47,7 @@ use crate::sync::{
     AtomicBool, AtomicU64, AtomicUsize, Builder, Condvar, JoinHandle, Mutex, Ordering, lock, wait,
     wait_timeout, yield_now,
 };
-use crate::telemetry::{Hook, Stamp, TelemetryConfig, Thresholds, Verdict};
+use crate::telemetry::{Hook, TelemetryConfig, Thresholds, Verdict};
 use crate::unwind::{drop_quietly, panic_text};
 
 /// How long a thread with nothing to do looks for work before it sleeps:
@@ -119,10 +119,16 @@ pub(crate) trait Job: Send {
     fn queued_at(&self) -> u64;
     /// Whether the handle cancelled it before it started.
     fn is_cancelled(&self) -> bool;
-    /// Runs the task (unless cancelled), counts it on `worker` (and in
-    /// `probe`) and only then gives its handle the result, so a joined task
-    /// is always counted. Never unwinds.
-    fn run(self: Box<Self>, worker: Option<&WorkerCell>, probe: Option<&PoolProbe>) -> Ran;
+    /// Runs the task (unless cancelled) and keeps its outcome, telling
+    /// `worker` (which task it runs) and `probe`. A panic in the task, or in
+    /// a telemetry hook around it, is the task's failure. Never unwinds and
+    /// resolves nothing: the caller settles its own counts first, then
+    /// calls [`resolve`](Self::resolve).
+    fn run(&mut self, worker: Option<&WorkerCell>, probe: Option<&PoolProbe>) -> Ran;
+    /// Gives the handle the outcome [`run`](Self::run) kept, then lets go
+    /// of the task; a destructor that panics on the way (a result nobody
+    /// reads) is caught and discarded. Never unwinds.
+    fn resolve(self: Box<Self>);
 }
 
 /// A task closure with its result slot. Dropping it unrun resolves the
@@ -131,7 +137,17 @@ struct Task<F, R> {
     id: TaskId,
     queued_at: u64,
     f: Option<F>,
+    /// What `run` produced, for `resolve`.
+    outcome: Option<Result<R, JoinError>>,
     slot: Arc<Slot<R>>,
+}
+
+/// The panic a telemetry hook raised on this thread, as a task's failure.
+fn hook_failure() -> Option<JoinError> {
+    let payload = crate::telemetry::take_hook_panic()?;
+    let text = panic_text(&*payload);
+    drop_quietly(payload);
+    Some(JoinError::Panicked(text))
 }
 
 impl<F, R> Job for Task<F, R>
@@ -151,47 +167,60 @@ where
         self.slot.is_cancelled()
     }
 
-    fn run(mut self: Box<Self>, worker: Option<&WorkerCell>, probe: Option<&PoolProbe>) -> Ran {
+    fn run(&mut self, worker: Option<&WorkerCell>, probe: Option<&PoolProbe>) -> Ran {
         let Some(f) = self.f.take() else {
             return Ran::Skipped;
         };
         if !self.slot.start() {
             drop_quietly(f);
-            if let Some(worker) = worker {
-                bump(&worker.cancelled, 1);
-            }
             if let Some(probe) = probe {
                 probe.dropped(self.id);
+                // The task is settled (cancelled through its handle), and
+                // no caller is on this stack: a hook's panic is discarded.
+                drop(hook_failure());
             }
             return Ran::Skipped;
         }
-        let start = probe.map(|probe| {
-            let start = probe.started(self.id, self.queued_at);
-            if let Some(worker) = worker {
-                worker.started.set(start);
-            }
-            start
-        });
-        let (result, ran) = match catch_unwind(AssertUnwindSafe(f)) {
-            Ok(value) => (Ok(value), Ran::Completed),
-            Err(payload) => {
-                let text = panic_text(&*payload);
-                drop_quietly(payload);
-                (Err(JoinError::Panicked(text)), Ran::Panicked)
-            }
-        };
+        let start = probe.map(|probe| probe.started(self.id, self.queued_at));
         if let Some(worker) = worker {
-            match ran {
-                Ran::Completed => bump(&worker.completed, 1),
-                _ => bump(&worker.panicked, 1),
-            }
-            worker.started.clear();
+            worker.running.start(self.id, start.unwrap_or(0));
         }
+        let (mut result, mut ran) = match probe.and_then(|_| hook_failure()) {
+            // The start's hook panicked: the task fails before it runs.
+            Some(failure) => {
+                drop_quietly(f);
+                (Err(failure), Ran::Panicked)
+            }
+            None => match catch_unwind(AssertUnwindSafe(f)) {
+                Ok(value) => (Ok(value), Ran::Completed),
+                Err(payload) => {
+                    let text = panic_text(&*payload);
+                    drop_quietly(payload);
+                    (Err(JoinError::Panicked(text)), Ran::Panicked)
+                }
+            },
+        };
         if let (Some(probe), Some(start)) = (probe, start) {
             probe.ended(self.id, start, &ran);
+            if let Some(failure) = hook_failure() {
+                // The end's hook panicked: that is the task's failure.
+                drop_quietly(std::mem::replace(&mut result, Err(failure)));
+                ran = Ran::Panicked;
+            }
         }
-        self.slot.finish(result);
+        if let Some(worker) = worker {
+            worker.running.end();
+        }
+        self.outcome = Some(result);
         ran
+    }
+
+    fn resolve(mut self: Box<Self>) {
+        if let Some(outcome) = self.outcome.take() {
+            self.slot.finish(outcome);
+        }
+        // The last reference to the slot may hold a result nobody reads.
+        drop_quietly(self);
     }
 }
 
@@ -221,10 +250,9 @@ pub(crate) struct WorkerCell {
     completed: AtomicU64,
     panicked: AtomicU64,
     cancelled: AtomicU64,
-    /// The task it is running (`TaskId::get`), or 0.
-    current: AtomicU64,
-    /// When that task started, with telemetry.
-    started: Stamp,
+    /// The task it is running and when that task started (with telemetry;
+    /// 0 without), published together.
+    running: PollStamp,
 }
 
 impl WorkerCell {
@@ -234,8 +262,7 @@ impl WorkerCell {
             completed: AtomicU64::new(0),
             panicked: AtomicU64::new(0),
             cancelled: AtomicU64::new(0),
-            current: AtomicU64::new(0),
-            started: Stamp::new(),
+            running: PollStamp::new(),
         }
     }
 
@@ -243,6 +270,15 @@ impl WorkerCell {
     pub(crate) fn count(&self, completed: u64, panicked: u64) {
         bump(&self.completed, completed);
         bump(&self.panicked, panicked);
+    }
+
+    /// Counts how a task it ran ended (only its own thread calls this).
+    fn count_ran(&self, ran: &Ran) {
+        match ran {
+            Ran::Completed => bump(&self.completed, 1),
+            Ran::Panicked => bump(&self.panicked, 1),
+            Ran::Skipped => bump(&self.cancelled, 1),
+        }
     }
 
     fn report(&self) -> WorkerReport {
@@ -372,10 +408,11 @@ impl Engine {
         self.probe.get()
     }
 
-    /// Counts a refusal in the telemetry, if kept.
+    /// Counts a refusal in the telemetry, if kept. Called without the
+    /// lock; a hook's panic reaches the submitter.
     fn refused(&self, full: bool) {
         if let Some(probe) = self.probe.get() {
-            probe.rejected(self.next_id(), full);
+            crate::telemetry::run_hooks(|| probe.rejected(self.next_id(), full));
         }
     }
 
@@ -393,8 +430,10 @@ impl Engine {
             Seen {
                 blocking: self.config.on_demand,
                 queued: state.queued_tasks,
-                full: in_flight >= self.config.capacity,
+                in_flight,
+                running_tasks: state.running_tasks,
                 capacity: self.config.capacity,
+                bound: self.config.bound,
                 oldest_queued: state.queue.iter().find_map(|entry| match entry {
                     Entry::Task(job) => Some(job.queued_at()),
                     Entry::Batch(_) => None,
@@ -403,13 +442,15 @@ impl Engine {
                     .workers
                     .iter()
                     .filter_map(|w| {
-                        let task = TaskId::new(w.current.load(Ordering::Relaxed)).ok()?;
-                        Some((w.id, task, w.started.get()?))
+                        let (task, start) = w.running.read()?;
+                        Some((w.id, task, start))
                     })
                     .collect(),
             }
         };
-        probe.diagnose(thresholds, &seen)
+        let mut verdicts = Vec::new();
+        crate::telemetry::run_hooks(|| verdicts = probe.diagnose(thresholds, &seen));
+        verdicts
     }
 
     /// Starts `config.max_threads` threads (or none when on demand) and
@@ -519,14 +560,18 @@ impl Engine {
         }
         let id = self.next_id();
         let slot = Slot::new();
-        let queued_at = self
-            .probe
-            .get()
-            .map_or(0, |probe| probe.submitted(id, state.queued_tasks + 1));
+        let mut queued_at = 0;
+        if let Some(probe) = self.probe.get() {
+            // A hook's panic reaches the submitter before the task is
+            // queued (the lock ignores the poison).
+            let queued = state.queued_tasks + 1;
+            crate::telemetry::run_hooks(|| queued_at = probe.submitted(id, queued));
+        }
         let job: Box<dyn Job> = Box::new(Task {
             id,
             queued_at,
             f: Some(f),
+            outcome: None,
             slot: Arc::clone(&slot),
         });
         state.queue.push_back(Entry::Task(job));
@@ -622,19 +667,29 @@ impl Engine {
                 state.busy += 1;
                 self.pending.store(state.queue.len(), Ordering::Release);
                 drop(state);
-                match entry {
-                    Entry::Task(job) => {
-                        let id = job.id();
-                        cell.current.store(id.get(), Ordering::Relaxed);
-                        job.run(Some(cell), self.probe.get());
-                        cell.current.store(0, Ordering::Relaxed);
+                let finished = match entry {
+                    Entry::Task(mut job) => {
+                        let ran = job.run(Some(cell), self.probe.get());
+                        cell.count_ran(&ran);
+                        Some(job)
                     }
-                    Entry::Batch(batch) => batch.participate(cell),
-                }
+                    Entry::Batch(batch) => {
+                        batch.participate(cell);
+                        None
+                    }
+                };
                 state = lock(&self.state);
                 state.busy -= 1;
                 if is_task {
                     state.running_tasks -= 1;
+                }
+                if let Some(job) = finished {
+                    // The handle resolves last, once every count and the
+                    // task's place are settled: whoever it wakes sees the
+                    // pool with room for the next one.
+                    drop(state);
+                    job.resolve();
+                    state = lock(&self.state);
                 }
                 continue;
             }
@@ -685,9 +740,9 @@ impl Engine {
         }
         state.threads -= 1;
         state.gone.push(cell.id);
-        if state.threads == 0 {
-            self.exited.notify_all();
-        }
+        // Every exit, not only the last: a shutdown from one of the pool's
+        // own threads waits for all threads but itself.
+        self.exited.notify_all();
     }
 
     /// Whether submissions are refused for good.
@@ -767,10 +822,7 @@ impl Engine {
             running: state
                 .workers
                 .iter()
-                .filter_map(|w| {
-                    let current = w.current.load(Ordering::Relaxed);
-                    TaskId::new(current).ok().map(|task| (w.id, task))
-                })
+                .filter_map(|w| w.running.read().map(|(task, _)| (w.id, task)))
                 .collect(),
             queued: state.queued_tasks,
         });
@@ -792,6 +844,7 @@ impl Engine {
                 probe.dropped(job.id());
             }
         }
+        let hook_panic = crate::telemetry::take_hook_panic();
         // Tasks whose handles cancelled them are counted, not handed back.
         let mut handed_back = Vec::with_capacity(taken.len());
         let mut discarded = 0u64;
@@ -808,6 +861,11 @@ impl Engine {
         let workers: Vec<WorkerReport> = state.workers.iter().map(|w| w.report()).collect();
         drop(state);
         let stats = self.stats();
+        if let Some(payload) = hook_panic {
+            // Everything is settled: a hook's panic reaches the caller.
+            drop(handed_back);
+            std::panic::resume_unwind(payload);
+        }
         PoolReport {
             policy,
             completed: stats.completed,

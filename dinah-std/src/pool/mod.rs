@@ -337,8 +337,10 @@ impl Unstarted {
     /// whether it ran (`false` if its handle cancelled it meanwhile). The
     /// report that handed it back already counted it as cancelled; running
     /// it changes no pool count.
-    pub fn run(self) -> bool {
-        !matches!(self.job.run(None, None), engine::Ran::Skipped)
+    pub fn run(mut self) -> bool {
+        let ran = self.job.run(None, None);
+        self.job.resolve();
+        !matches!(ran, engine::Ran::Skipped)
     }
 }
 

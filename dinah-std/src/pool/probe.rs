@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use dinah_core::{TaskId, TraceEventKind};
 
-use super::PoolStats;
 use super::engine::{Engine, Ran};
+use super::{AdmissionBound, PoolStats};
 use crate::sync::lock_std;
 use crate::telemetry::{PoolFigures, Probe, TelemetryConfig, Thresholds, Verdict, micros};
 
@@ -100,14 +100,21 @@ impl PoolProbe {
     pub(crate) fn diagnose(&self, thresholds: &Thresholds, seen: &Seen) -> Vec<Verdict> {
         let now = self.probe.now();
         let age = |at: u64| Duration::from_nanos(now.saturating_sub(at));
+        let recently_full = self
+            .last_full
+            .get()
+            .filter(|&at| age(at) <= thresholds.admission_window);
         let mut verdicts = Vec::new();
         if seen.blocking {
+            // Saturation needs evidence that work waits: a queued job older
+            // than the threshold, or a refusal for lack of room. A pool at
+            // its limit that admits and finishes its jobs is only busy.
             let oldest_wait = seen.oldest_queued.map_or(Duration::ZERO, age);
-            if seen.full || oldest_wait > thresholds.blocking_wait {
+            if oldest_wait > thresholds.blocking_wait || recently_full.is_some() {
                 verdicts.push(Verdict::BlockingSaturated {
                     queued: seen.queued,
                     capacity: seen.capacity,
-                    running: seen.running.len(),
+                    running: seen.running_tasks,
                     oldest_wait,
                     rejected_full: self.rejected_full.load(Ordering::Relaxed),
                 });
@@ -126,13 +133,15 @@ impl PoolProbe {
             }
         }
         if !seen.blocking
-            && let Some(at) = self.last_full.get()
-            && age(at) <= thresholds.admission_window
+            && let Some(at) = recently_full
         {
             verdicts.push(Verdict::AdmissionFull {
                 rejected_full: self.rejected_full.load(Ordering::Relaxed),
                 since_last: age(at),
-                queued: seen.queued,
+                queued: match seen.bound {
+                    AdmissionBound::Queued => seen.queued,
+                    AdmissionBound::InFlight => seen.in_flight,
+                },
                 capacity: seen.capacity,
             });
         }
@@ -143,11 +152,17 @@ impl PoolProbe {
 /// A pool's state as the diagnosis needs it, read under the pool's lock.
 pub(crate) struct Seen {
     pub(crate) blocking: bool,
+    /// Tasks queued.
     pub(crate) queued: usize,
-    /// Admission would refuse a submission now.
-    pub(crate) full: bool,
+    /// Tasks queued or running: what an `InFlight` bound counts.
+    pub(crate) in_flight: usize,
+    /// Tasks a thread has taken and not finished.
+    pub(crate) running_tasks: usize,
     pub(crate) capacity: usize,
+    pub(crate) bound: AdmissionBound,
     pub(crate) oldest_queued: Option<u64>,
+    /// Each running task with a start stamp: its worker, the task, the
+    /// start.
     pub(crate) running: Vec<(dinah_core::WorkerId, TaskId, u64)>,
 }
 
@@ -183,10 +198,12 @@ impl PoolMonitor {
     /// One [`Verdict`] for each thing not progressing, judged against
     /// `thresholds`; empty when the pool progresses:
     ///
-    /// - a blocking pool whose queue is full, or whose oldest queued job has
-    ///   waited longer than `blocking_wait`, is
+    /// - a blocking pool whose oldest queued job has waited longer than
+    ///   `blocking_wait`, or that refused a job as full within
+    ///   `admission_window`, is
     ///   [`BlockingSaturated`](Verdict::BlockingSaturated), and nothing else
-    ///   is reported for it (its long jobs are that verdict's evidence);
+    ///   is reported for it (its long jobs are that verdict's evidence); a
+    ///   pool merely at its limit, admitting and finishing jobs, is not;
     /// - otherwise each task running longer than `blocked` is
     ///   [`WorkerBlocked`](Verdict::WorkerBlocked), naming its worker;
     /// - a worker pool that refused a submission as full within

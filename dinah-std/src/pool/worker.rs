@@ -52,8 +52,8 @@ const RESERVE_LIMIT: usize = 1 << 12;
 /// discarded: it blocks until every accepted task has run.
 ///
 /// ```
-/// use dinah_core::CoreConfig;
-/// use dinah_std::{ShutdownPolicy, WorkerPool};
+/// use dinah::CoreConfig;
+/// use dinah::{ShutdownPolicy, WorkerPool};
 ///
 /// let pool = WorkerPool::new(CoreConfig::new(2)?, 16)?;
 /// let handle = pool.try_submit(|| 6 * 7).unwrap_or_else(|_| unreachable!());
@@ -203,8 +203,8 @@ impl WorkerPool {
     /// task is handed to a worker; tasks already removed are dropped.
     ///
     /// ```
-    /// use dinah_core::CoreConfig;
-    /// use dinah_std::{BoundedQueue, WorkerPool};
+    /// use dinah::CoreConfig;
+    /// use dinah::{BoundedQueue, WorkerPool};
     ///
     /// let pool = WorkerPool::new(CoreConfig::new(2)?, 8)?;
     /// let mut queue = BoundedQueue::new(4)?;

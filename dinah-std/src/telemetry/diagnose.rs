@@ -102,13 +102,16 @@ pub enum Verdict {
         /// Tasks ready and waiting behind it (executors only).
         ready_behind: usize,
     },
-    /// A blocking pool's queue is full, or its oldest queued job has waited
-    /// longer than [`Thresholds::blocking_wait`]. Its long-running jobs are
-    /// the evidence here, not separate verdicts.
+    /// Work waits on a blocking pool: its oldest queued job has waited
+    /// longer than [`Thresholds::blocking_wait`], or it refused a job for
+    /// lack of room within [`Thresholds::admission_window`]. (A pool at its
+    /// limit that admits and finishes its jobs is busy, not saturated.) Its
+    /// long-running jobs are the evidence here, not separate verdicts.
     BlockingSaturated {
         /// Jobs queued.
         queued: usize,
-        /// The pool's admission limit.
+        /// The pool's admission limit (of queued jobs, or of queued and
+        /// running jobs together, as its bound says).
         capacity: usize,
         /// Jobs running, one per busy thread.
         running: usize,
@@ -191,7 +194,7 @@ impl fmt::Display for Verdict {
                 rejected_full,
             } => write!(
                 f,
-                "BlockingSaturated: {queued}/{capacity} queued, {running} running, oldest waiting {oldest_wait:?}, {rejected_full} refused as full"
+                "BlockingSaturated: {queued} queued and {running} running (admission limit {capacity}), oldest waiting {oldest_wait:?}, {rejected_full} refused as full"
             ),
             Self::AdmissionFull {
                 rejected_full,

@@ -36,7 +36,7 @@ pub type Micros = Log2Histogram<24>;
 /// ```
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use dinah_std::{Recorder, TelemetryConfig};
+/// use dinah::{Recorder, TelemetryConfig};
 ///
 /// let timeline = Arc::new(Recorder::new(4096).expect("not zero"));
 /// let config = TelemetryConfig::new()
@@ -124,8 +124,8 @@ impl fmt::Debug for TelemetryConfig {
 ///
 /// ```
 /// use std::time::Duration;
-/// use dinah_core::Clock;
-/// use dinah_std::ManualClock;
+/// use dinah::Clock;
+/// use dinah::ManualClock;
 ///
 /// let clock = ManualClock::new();
 /// let same = clock.clone();
@@ -169,7 +169,102 @@ impl Clock for ManualClock {
     }
 }
 
+// The panic a telemetry hook (a user's `Clock` or `Sink`) raised on this
+// thread, held until the runtime reaches a point where it can resume it
+// without leaving anything half done: see `resume_hook_panic`.
+#[cfg(not(loom))]
+std::thread_local! {
+    static HOOK_PANIC: std::cell::Cell<Option<crate::unwind::Payload>> =
+        const { std::cell::Cell::new(None) };
+}
+#[cfg(loom)]
+loom::thread_local! {
+    static HOOK_PANIC: std::cell::Cell<Option<crate::unwind::Payload>> =
+        std::cell::Cell::new(None);
+}
+
+/// Runs a telemetry hook; if it panics, holds the panic for this thread
+/// (the first one: a later one is dropped) and returns `None`.
+fn guarded<R>(hook: impl FnOnce() -> R) -> Option<R> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(hook)) {
+        Ok(value) => Some(value),
+        Err(payload) => {
+            let held = HOOK_PANIC.try_with(|slot| match slot.take() {
+                Some(first) => {
+                    slot.set(Some(first));
+                    Some(payload)
+                }
+                None => {
+                    slot.set(Some(payload));
+                    None
+                }
+            });
+            match held {
+                Ok(None) => {}
+                Ok(Some(later)) => crate::unwind::drop_quietly(later),
+                Err(_) => {}
+            }
+            None
+        }
+    }
+}
+
+/// Takes the panic a telemetry hook raised on this thread, if any.
+pub(crate) fn take_hook_panic() -> Option<crate::unwind::Payload> {
+    HOOK_PANIC.try_with(std::cell::Cell::take).ok().flatten()
+}
+
+/// Resumes the panic a telemetry hook raised on this thread, if any: called
+/// by the runtime at the end of the step that ran the hook, once its own
+/// state is settled, so the panic reaches the caller of that step.
+pub(crate) fn resume_hook_panic() {
+    if let Some(payload) = take_hook_panic() {
+        std::panic::resume_unwind(payload);
+    }
+}
+
+/// Runs `hooks`, a step of its own inside a longer one (a wake made during
+/// a tick, say), and resumes only a panic they raised; a panic an earlier
+/// hook of the longer step raised stays held for that step.
+pub(crate) fn run_hooks(hooks: impl FnOnce()) {
+    let scope = HookScope::enter();
+    hooks();
+    scope.exit();
+}
+
+/// A step of its own inside a longer one, for hooks whose panic must reach
+/// the caller of this step only, and only once the step is done: entering
+/// sets aside a panic held for the longer step; [`exit`](Self::exit) puts
+/// it back and resumes a panic this step's hooks raised.
+pub(crate) struct HookScope {
+    earlier: Option<crate::unwind::Payload>,
+}
+
+impl HookScope {
+    pub(crate) fn enter() -> Self {
+        Self {
+            earlier: take_hook_panic(),
+        }
+    }
+
+    pub(crate) fn exit(self) {
+        let own = take_hook_panic();
+        if let Some(earlier) = self.earlier {
+            // Back where it was (the slot is empty now: `own` was taken).
+            let _ = HOOK_PANIC.try_with(|slot| slot.set(Some(earlier)));
+        }
+        if let Some(own) = own {
+            std::panic::resume_unwind(own);
+        }
+    }
+}
+
 /// A runtime's live telemetry: the configuration, read by every hook.
+///
+/// The clock and the sink are the user's code. A panic in either is caught
+/// where it is called, so the runtime's telemetry and its own state stay
+/// consistent (the reading is taken as 0, the event is lost), and held for
+/// the thread (see [`resume_hook_panic`]).
 pub(crate) struct Probe {
     config: TelemetryConfig,
     long_poll_ns: u64,
@@ -184,11 +279,13 @@ impl Probe {
         }
     }
 
-    /// Now, in nanoseconds of the configured clock.
+    /// Now, in nanoseconds of the configured clock (0 if the clock
+    /// panicked; the panic is held for the thread).
     pub(crate) fn now(&self) -> u64 {
         let clock = &*self.config.clock;
-        let ticks = clock.now();
-        let per_second = clock.ticks_per_second();
+        let Some((ticks, per_second)) = guarded(|| (clock.now(), clock.ticks_per_second())) else {
+            return 0;
+        };
         if per_second == 1_000_000_000 {
             return ticks;
         }
@@ -196,10 +293,11 @@ impl Probe {
         u64::try_from(u128::from(ticks) * 1_000_000_000 / per_second).unwrap_or(u64::MAX)
     }
 
-    /// Sends one event to the configured sink, if any.
+    /// Sends one event to the configured sink, if any (lost if the sink
+    /// panics; the panic is held for the thread).
     pub(crate) fn emit(&self, task: TaskId, kind: TraceEventKind, at: u64) {
         if let Some(sink) = &self.config.sink {
-            sink.record(TraceEvent::stamped(task, kind, at));
+            guarded(|| sink.record(TraceEvent::stamped(task, kind, at)));
         }
     }
 

@@ -39,7 +39,7 @@ struct Log {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use dinah_std::{LocalExecutor, ExecutorConfig, Recorder, TelemetryConfig};
+/// use dinah::{LocalExecutor, ExecutorConfig, Recorder, TelemetryConfig};
 ///
 /// let timeline = Arc::new(Recorder::new(1024)?);
 /// let executor = LocalExecutor::with_telemetry(
@@ -49,7 +49,7 @@ struct Log {
 /// executor.block_on(async { executor.spawn(async {}).unwrap().await.unwrap() });
 /// let json = timeline.chrome_trace();
 /// assert!(json.contains(r#""ph":"X""#)); // the task's poll
-/// # Ok::<(), dinah_std::CapacityError>(())
+/// # Ok::<(), dinah::CapacityError>(())
 /// ```
 pub struct Recorder {
     log: Mutex<Log>,

@@ -37,8 +37,30 @@ macro_rules! format_id {
 
 format_id! {
     CoreId, CoreIdError, "core";
-    TaskId, TaskIdError, "task";
     WorkerId, WorkerIdError, "worker";
+}
+
+impl Format for TaskId {
+    /// `TaskId(42)`, or `TaskId(slot 3, generation 1)` for a core
+    /// executor's id, as `Debug` writes it.
+    fn format(&self, f: Formatter<'_>) {
+        match (self.slot(), self.generation()) {
+            (Some(slot), Some(generation)) => {
+                write!(
+                    f,
+                    "TaskId(slot {=u16}, generation {=u64})",
+                    slot, generation
+                );
+            }
+            _ => write!(f, "TaskId({=u64})", self.get()),
+        }
+    }
+}
+
+impl Format for TaskIdError {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "task ID must be non-zero");
+    }
 }
 
 impl Format for CoreError {

@@ -159,9 +159,9 @@ typed_id! {
     /// [`slot`](Self::slot) and [`generation`](Self::generation) read them
     /// back. [`get`](Self::get) is always the raw number.
     ///
-    /// A slot's generations have 47 bits: its ids repeat only after
-    /// 2<sup>47</sup> tasks in that one slot, over four thousand years at one
-    /// task a millisecond.
+    /// A slot's generations have 41 bits: its ids repeat only after
+    /// 2<sup>41</sup> tasks in that one slot, 69 years at one task a
+    /// millisecond.
     TaskId,
     /// [`TaskId::new`] was given zero, the reserved invalid value.
     TaskIdError,

@@ -23,8 +23,7 @@
 //!    `ReadyQueue::new`, and never changes; `index <= N`.
 //! 4. **A cloned waker holds one reference on its cell's `refs` count**;
 //!    dropping it gives the reference back. The count is exact: a clone that
-//!    would take it past 2<sup>31</sup> panics and leaves the count as it
-//!    was. The waker lent to a task during a poll holds none and is never
+//!    would take it past 32,768 panics and leaves the count as it was. The waker lent to a task during a poll holds none and is never
 //!    dropped (it lives in a `ManuallyDrop`).
 //! 5. **A slot is reused only when its previous task is over, its count is
 //!    zero, and the consumer holds the claim on it.** The claim is the slot's
@@ -61,21 +60,21 @@ use core::task::{RawWaker, RawWakerVTable, Waker};
 use crate::sched::{
     CancelRefused, GEN_MASK, Life, Link16, Stale, TaskCell, WakeStack, Word, const_unless_loom,
 };
-use crate::sync::{AtomicBool, AtomicU32, AtomicUsize, Ordering, fence};
+use crate::sync::{AtomicBool, AtomicU16, AtomicUsize, Ordering, fence};
 use crate::{TaskId, TaskState, TickSource};
 
-/// One slot's shared wake state: 16 bytes (the shared [`TaskCell`], the
+/// One slot's shared wake state: 12 bytes (the shared [`TaskCell`], the
 /// count of cloned wakers, the generation's high bits), plus the counters'
 /// share.
 struct Cell<C: Counting> {
     task: TaskCell<Link16>,
     /// Cloned wakers alive (invariant 4).
-    refs: AtomicU32,
-    /// The generation's bits above the word's 25. Written by the consumer
-    /// only, before the word of the first task that needs the new value, so
-    /// that whoever reads a word and then this reads a generation no newer
-    /// than the word's own.
-    generation_high: AtomicU32,
+    refs: AtomicU16,
+    /// The generation's bits above the word's 25 (so 41 in all). Written by
+    /// the consumer only, before the word of the first task that needs the
+    /// new value, so that whoever reads a word and then this reads a
+    /// generation no newer than the word's own.
+    generation_high: AtomicU16,
     counters: C::Shared,
 }
 
@@ -84,8 +83,8 @@ impl<C: Counting> Cell<C> {
         fn new(index: u16) -> Self {
             Self {
                 task: TaskCell::new(Link16::new(index)),
-                refs: AtomicU32::new(0),
-                generation_high: AtomicU32::new(0),
+                refs: AtomicU16::new(0),
+                generation_high: AtomicU16::new(0),
                 counters: C::SHARED,
             }
         }
@@ -98,14 +97,15 @@ impl<C: Counting> Cell<C> {
     }
 }
 
-/// The most cloned wakers one task can have alive at once.
-const REFS_LIMIT: u32 = 1 << 31;
+/// The most cloned wakers one task can have alive at once. Half the
+/// count's range, so that clones racing past it cannot wrap it.
+const REFS_LIMIT: u16 = 1 << 15;
 
-/// A task has 2<sup>31</sup> cloned wakers alive: its count cannot go
-/// higher and stay exact.
+/// A task has 32,768 cloned wakers alive: its count cannot go higher and
+/// stay exact.
 #[cold]
 fn too_many_wakers() -> ! {
-    panic!("dinah: a task has 2^31 cloned wakers alive")
+    panic!("dinah: a task has 32,768 cloned wakers alive")
 }
 
 /// Why [`ReadyQueue::cancel`] did nothing.
@@ -370,7 +370,7 @@ pub(crate) fn slot_index(id: TaskId) -> Option<usize> {
 ///
 /// It must be `'static` (a `static`, or leaked on a host), because the
 /// [`Waker`]s handed to tasks point into it and may outlive any task or
-/// executor. It takes 16 bytes per slot, plus 16 for the future that
+/// executor. It takes 12 bytes per slot, plus 12 for the future that
 /// [`run_until`](crate::AsyncExecutor::run_until) drives and about 24 more.
 ///
 /// # Guarantees
@@ -587,7 +587,7 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
         let cell = self.cell(index);
         let word = cell.task.word();
         let generation = cell.generation(word);
-        (Some(generation & ((1 << 47) - 1)) == id.generation() && word.life() != Life::Vacant)
+        (Some(generation) == id.generation() && word.life() != Life::Vacant)
             .then_some((index, word))
     }
 

@@ -700,22 +700,22 @@ fn a_stamp_is_never_older_than_the_wake_that_queued_the_poll() {
 fn without_counters_a_slot_costs_nothing_extra() {
     use core::mem::size_of;
     use dinah_core::{CountPerTask, TaskRef};
-    // The queue: 16 bytes a slot without counters (the state word, the
-    // link, the waker count, the generation's high bits), 20 with them
+    // The queue: 12 bytes a slot without counters (the state word, the
+    // link, the waker count, the generation's high bits), 16 with them
     // (measured over two slots, so that the struct's tail padding cancels).
     assert_eq!(
         size_of::<ReadyQueue<5>>() - size_of::<ReadyQueue<3>>(),
-        2 * 16
+        2 * 12
     );
     assert_eq!(
         size_of::<ReadyQueue<5, CountPerTask>>() - size_of::<ReadyQueue<3, CountPerTask>>(),
-        2 * 20
+        2 * 16
     );
-    // With wake stamps: 24.
+    // With wake stamps: 20.
     assert_eq!(
         size_of::<ReadyQueue<5, dinah_core::Timed<Ticks<2>>>>()
             - size_of::<ReadyQueue<3, dinah_core::Timed<Ticks<2>>>>(),
-        2 * 24
+        2 * 20
     );
     // The executor: exactly the borrowed task pointer a slot, plus 16 with counters.
     let slot = size_of::<Option<TaskRef<'static, ()>>>();

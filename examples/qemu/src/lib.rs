@@ -30,6 +30,18 @@ pub fn check(holds: bool, what: &str) {
     }
 }
 
+/// Names the running context for a `ReadyQueue::with_context`: 0 in thread
+/// mode, otherwise the number of the active exception or interrupt.
+pub fn active_exception() -> usize {
+    use cortex_m::peripheral::SCB;
+    use cortex_m::peripheral::scb::VectActive;
+    match SCB::vect_active() {
+        VectActive::ThreadMode => 0,
+        VectActive::Exception(exception) => (i16::from(exception.irqn()) + 16) as usize,
+        VectActive::Interrupt { irqn } => usize::from(irqn) + 16,
+    }
+}
+
 /// Logs where the panic happened and fails the run. It does not format the
 /// message: `core::fmt` would more than double the firmware's flash.
 #[panic_handler]

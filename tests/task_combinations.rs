@@ -778,11 +778,18 @@ mod panics_in_user_code {
 
     impl Clock for TrapClock {
         fn now(&self) -> u64 {
-            let left = self
-                .countdown
-                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
-            if left == Ok(1) {
-                panic!("{}", SITE_PANIC);
+            let mut left = self.countdown.load(Ordering::SeqCst);
+            while left > 0 {
+                match self.countdown.compare_exchange(
+                    left,
+                    left - 1,
+                    Ordering::SeqCst,
+                    Ordering::SeqCst,
+                ) {
+                    Ok(_) if left == 1 => panic!("{}", SITE_PANIC),
+                    Ok(_) => break,
+                    Err(actual) => left = actual,
+                }
             }
             self.reads.fetch_add(1, Ordering::SeqCst) as u64
         }
@@ -971,7 +978,7 @@ mod panics_in_user_code {
         use dinah::{ReadyQueue, Timed};
         type Queue = ReadyQueue<2, Timed<TrapTicks>>;
         let label = format!("AsyncExecutor / {site:?}");
-        let queue: &'static Queue = Box::leak(Box::new(ReadyQueue::new()));
+        let queue: &'static Queue = support::keep_forever(ReadyQueue::new());
         let observer = TrapObserver(TrapSink::new(TraceEventKind::PollEnded));
         type Output = Result<Bomb, ()>;
         let mut subject = Box::pin(Some(async move {
@@ -1359,7 +1366,7 @@ fn local_tick_again_and_again_with_wakes_landing_at_every_step() {
 #[test]
 fn run_until_again_and_again_with_wakes_landing_at_every_step() {
     use dinah::ReadyQueue;
-    let queue: &'static ReadyQueue<2> = Box::leak(Box::new(ReadyQueue::new()));
+    let queue: &'static ReadyQueue<2> = support::keep_forever(ReadyQueue::new());
     let pairs = ROUNDS * WAKE_POINTS.len() * WAKE_POINTS.len();
     let mut tasks: Vec<_> = (0..pairs)
         .map(|i| {

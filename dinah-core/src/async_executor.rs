@@ -355,10 +355,10 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
                 Step::Cancel => {
                     if let Some(mut task) = self.task_slot(index).take() {
                         // A destructor that panics ends the task `Failed`.
-                        let unwinding = EndOnUnwind::<N, C, ()> {
+                        let unwinding = EndOnUnwind {
                             queue,
                             index,
-                            polling: None,
+                            observer: &(),
                         };
                         task.as_mut().drop_future();
                         core::mem::forget(unwinding);
@@ -372,22 +372,25 @@ impl<'a, const N: usize, O: TaskOutput, C: Counting> AsyncExecutor<'a, N, O, C> 
                     if let Some(local) = self.counters.get_mut(index) {
                         C::polled(local, !first, self_woken);
                     }
-                    let id = queue.id_of(index, word);
+                    // Worked out only for an observer that looks.
+                    let id = if observer.observes() {
+                        queue.id_of(index, word)
+                    } else {
+                        TaskId::MIN
+                    };
                     // From here to the poll's end, a panic (in the poll, or
                     // in the observer or tick source around it) ends this
                     // task `Failed` on its way to the caller.
-                    let mut unwinding = EndOnUnwind {
+                    let unwinding = EndOnUnwind {
                         queue,
                         index,
-                        polling: None,
+                        observer,
                     };
                     if let Some(stamp) = stamp {
                         observer.poll_waited(id, first, C::since(stamp));
                     }
                     observer.poll_started(id);
-                    unwinding.polling = Some((observer, id));
                     let poll = self.poll_slot(index);
-                    unwinding.polling = None;
                     observer.poll_ended(id);
                     core::mem::forget(unwinding);
                     match poll {
@@ -615,18 +618,22 @@ fn slot_out_of_range() -> ! {
 struct EndOnUnwind<'o, const N: usize, C: Counting, W: PollObserver + ?Sized> {
     queue: &'static ReadyQueue<N, C>,
     index: usize,
-    /// While a poll runs: who watches it, and the task's id.
-    polling: Option<(&'o W, TaskId)>,
+    /// Who watches the poll.
+    observer: &'o W,
 }
 
 impl<const N: usize, C: Counting, W: PollObserver + ?Sized> Drop for EndOnUnwind<'_, N, C, W> {
     fn drop(&mut self) {
-        if let Some((observer, id)) = self.polling {
-            self.queue.stack().set_polling(0);
-            observer.poll_ended(id);
+        let (queue, index) = (self.queue, self.index);
+        // The task's poll itself unwound (not the observer around it): the
+        // observer is to hear that it ended.
+        if queue.stack().polling() == index as u32 + 1 {
+            queue.stack().set_polling(0);
+            self.observer
+                .poll_ended(queue.id_of(index, queue.word(index)));
         }
-        self.queue.task_cell(self.index).set_life(Life::Failed);
-        self.queue.requeue(self.index);
+        queue.task_cell(index).set_life(Life::Failed);
+        queue.requeue(index);
     }
 }
 

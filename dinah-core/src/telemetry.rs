@@ -149,6 +149,15 @@ pub trait PollObserver {
     fn poll_waited(&self, task: TaskId, first: bool, ticks: u64) {
         let _ = (task, first, ticks);
     }
+
+    /// Whether it looks at anything: `false` only for `()`, so that an
+    /// executor watched by nobody does not even work out the ids it would
+    /// pass. An implementation that observes leaves it as it is.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn observes(&self) -> bool {
+        true
+    }
 }
 
 impl PollObserver for () {
@@ -156,12 +165,20 @@ impl PollObserver for () {
     fn poll_started(&self, _: TaskId) {}
     #[inline(always)]
     fn poll_ended(&self, _: TaskId) {}
+    #[inline(always)]
+    fn observes(&self) -> bool {
+        false
+    }
 }
 
 impl<T: PollObserver + ?Sized> PollObserver for &T {
     #[inline(always)]
     fn poll_started(&self, task: TaskId) {
         (**self).poll_started(task);
+    }
+    #[inline(always)]
+    fn observes(&self) -> bool {
+        (**self).observes()
     }
     #[inline(always)]
     fn poll_waited(&self, task: TaskId, first: bool, ticks: u64) {

@@ -172,6 +172,9 @@ pub trait Counting: sealed::Sealed + 'static {
     fn reset(shared: &Self::Shared, local: &mut Self::Local);
     #[doc(hidden)]
     fn polled(local: &mut Self::Local, woken: bool, self_woken: bool);
+    /// Whether wakes are stamped ([`queued`](Self::queued) reads a clock).
+    #[doc(hidden)]
+    const STAMPS: bool = false;
     /// Stamps the moment a cell became queued. Called only by the party
     /// that set `QUEUED`, before it queues the cell.
     #[doc(hidden)]
@@ -326,6 +329,7 @@ pub struct WakeStamp {
 }
 
 impl<T: TickSource> Counting for Timed<T> {
+    const STAMPS: bool = true;
     type Shared = WakeStamp;
     #[allow(clippy::declare_interior_mutable_const)]
     const SHARED: WakeStamp = WakeStamp {
@@ -638,15 +642,39 @@ impl<const N: usize, C: Counting> ReadyQueue<N, C> {
     /// The party that queues the cell stamps it between setting `QUEUED`
     /// and pushing, so the stamp is the wake's own, and the consumer, which
     /// reads it after taking the entry, sees it.
+    #[inline(always)]
     fn wake_index(&self, index: usize) {
+        if self.context.is_some() {
+            // Out of line: its call to the context function would cost
+            // every wake a stack frame.
+            return self.wake_index_telling_context(index);
+        }
+        self.wake_marked(index, true);
+    }
+
+    /// [`wake_index`](Self::wake_index) on a queue that names contexts.
+    #[inline(never)]
+    fn wake_index_telling_context(&self, index: usize) {
+        self.wake_marked(index, false);
+    }
+
+    /// Marks slot `index` (asking the context function, unless `no_context`,
+    /// whether a wake during a poll is the executor's own), then queues it,
+    /// counts it as stale, or lets it coalesce.
+    #[inline(always)]
+    fn wake_marked(&self, index: usize, no_context: bool) {
         let cell = self.cell(index);
-        match self.stack.mark(&cell.task, || self.in_owner_context()) {
+        let here = || no_context || self.in_owner_context();
+        match self.stack.mark(&cell.task, here) {
             Ok(true) => {
-                // The tick source is the binary's code: if it panics, the
-                // wake is still queued (with an older stamp) on the way out.
-                let unwinding = PushOnUnwind { queue: self, index };
-                C::queued(&cell.counters);
-                core::mem::forget(unwinding);
+                if C::STAMPS {
+                    // The tick source is the binary's code: if it panics,
+                    // the wake is still queued (with an older stamp) on the
+                    // way out.
+                    let unwinding = PushOnUnwind { queue: self, index };
+                    C::queued(&cell.counters);
+                    core::mem::forget(unwinding);
+                }
                 self.stack.push(&cell.task);
                 self.pend();
             }
@@ -875,13 +903,19 @@ mod tests {
     use core::pin::pin;
     use std::boxed::Box;
 
-    fn leaked<const N: usize>() -> &'static ReadyQueue<N> {
-        Box::leak(Box::new(ReadyQueue::new()))
+    /// A fresh `'static` queue, kept reachable so that Miri does not count
+    /// it as a leak.
+    fn leaked() -> &'static ReadyQueue<1> {
+        static KEPT: std::sync::Mutex<std::vec::Vec<&'static ReadyQueue<1>>> =
+            std::sync::Mutex::new(std::vec::Vec::new());
+        let queue: &'static ReadyQueue<1> = Box::leak(Box::new(ReadyQueue::new()));
+        KEPT.lock().unwrap().push(queue);
+        queue
     }
 
     #[test]
     fn the_generation_goes_on_past_the_bits_its_word_keeps() {
-        let queue = leaked::<1>();
+        let queue = leaked();
         let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(queue).unwrap();
         let mut first = pin!(Some(async {}));
         let mut second = pin!(Some(async {}));
@@ -908,7 +942,7 @@ mod tests {
 
     #[test]
     fn a_waker_count_that_cannot_stay_exact_panics_and_stays_where_it_was() {
-        let queue = leaked::<1>();
+        let queue = leaked();
         let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(queue).unwrap();
         let mut task = pin!(Some(std::future::pending::<()>()));
         executor.spawn(task.as_mut()).unwrap();

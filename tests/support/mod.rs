@@ -60,6 +60,19 @@ impl<T> FifoQueue for HookedQueue<T> {
     }
 }
 
+/// Moves `value` to the heap for the rest of the process, kept reachable
+/// from a `static` so that neither Miri nor LeakSanitizer counts it as a
+/// leak (what a waker points into must be `'static`).
+pub(crate) fn keep_forever<T: Send + Sync + 'static>(value: T) -> &'static T {
+    static KEPT: std::sync::Mutex<Vec<&'static (dyn std::any::Any + Send + Sync)>> =
+        std::sync::Mutex::new(Vec::new());
+    let kept: &'static T = Box::leak(Box::new(value));
+    KEPT.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(kept);
+    kept
+}
+
 /// The text of a panic payload, if it is a string.
 pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> Option<&str> {
     payload

@@ -68,9 +68,12 @@ fn enter_worker(engine: &Arc<Engine>) {
     WORKER_OF.with(|cell| cell.set(Arc::as_ptr(engine) as usize));
 }
 
-/// Whether the calling thread is one of `engine`'s threads.
+/// Whether the calling thread is one of `engine`'s threads (never while its
+/// thread-locals are being destroyed: a pool thread's loop has ended then).
 fn is_worker_of(engine: &Arc<Engine>) -> bool {
-    WORKER_OF.with(|cell| cell.get() == Arc::as_ptr(engine) as usize)
+    WORKER_OF
+        .try_with(|cell| cell.get() == Arc::as_ptr(engine) as usize)
+        .unwrap_or(false)
 }
 
 /// What both pools own: the engine, and whether it was shut down.

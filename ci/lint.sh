@@ -68,6 +68,7 @@ step "apt waits while another process holds its lock (ci/common.sh)"
     export DINAH_APT_LOCK_POLL=1
     # The retry loop: a command refused twice for the lock, then let in.
     tries=$(mktemp)
+    # shellcheck disable=SC2317  # called through apt_retry_while_locked
     locked_twice() {
         echo x >>"$tries"
         if [ "$(wc -l <"$tries")" -lt 3 ]; then

@@ -4,7 +4,8 @@
 # directory, so the checkout stays clean. A crash fails this part and leaves
 # its input in fuzz/artifacts/; turn it into a regression test.
 #
-#   ./ci/fuzz.sh              every target, DINAH_FUZZ_RUNS runs each (default 50000)
+#   ./ci/fuzz.sh              every target, DINAH_FUZZ_RUNS runs each (default 50000),
+#                             or DINAH_FUZZ_SECONDS seconds each (default 60), whichever ends first
 #   ./ci/fuzz.sh queue_ops    one target
 # shellcheck source=ci/common.sh
 source "$(dirname "$0")/common.sh"
@@ -21,6 +22,7 @@ if ! command -v cargo-fuzz >/dev/null; then
 fi
 
 runs="${DINAH_FUZZ_RUNS:-50000}"
+seconds="${DINAH_FUZZ_SECONDS:-60}"
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && mapfile -t targets < <(cd fuzz && cargo fuzz list)
 scratch=$(mktemp -d)
@@ -29,10 +31,10 @@ trap 'rm -rf "$scratch"' EXIT
 passed=0
 failed=0
 for target in "${targets[@]}"; do
-    step "fuzz $target: $runs runs from fuzz/corpus/$target"
+    step "fuzz $target: $runs runs (at most $seconds s) from fuzz/corpus/$target"
     mkdir -p "$scratch/$target"
     if (cd fuzz && cargo +nightly fuzz run "$target" "$scratch/$target" "corpus/$target" \
-        -- -runs="$runs" -max_len=256 -print_final_stats=1 2>&1 | tail -n 12); then
+        -- -runs="$runs" -max_total_time="$seconds" -max_len=256 -print_final_stats=1 2>&1 | tail -n 12); then
         passed=$((passed + 1))
     else
         failed=$((failed + 1))

@@ -78,7 +78,7 @@ fn dinah_yield_many() -> Duration {
     let mut executor: AsyncExecutor<'_, YIELD_TASKS> = AsyncExecutor::new(queue).unwrap();
     let start = Instant::now();
     for task in &mut storage {
-        executor.spawn(task.as_mut()).unwrap();
+        executor.try_spawn(task.as_mut()).unwrap();
     }
     while executor.tick(usize::MAX).work_remaining {}
     let elapsed = start.elapsed();
@@ -95,7 +95,7 @@ fn dinah_spawn_many() -> Duration {
     for round in storage.chunks_mut(SLOTS) {
         for task in round {
             let task: Pin<&mut Option<Tally<'_>>> = Pin::new(task);
-            executor.spawn(task).unwrap();
+            executor.try_spawn(task).unwrap();
         }
         while executor.tick(usize::MAX).work_remaining {}
     }
@@ -111,8 +111,8 @@ fn dinah_ping_pong() -> Duration {
     let mut b = pin!(Some(pong(&to_pong, &to_ping)));
     let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(queue).unwrap();
     let start = Instant::now();
-    executor.spawn(a.as_mut()).unwrap();
-    executor.spawn(b.as_mut()).unwrap();
+    executor.try_spawn(a.as_mut()).unwrap();
+    executor.try_spawn(b.as_mut()).unwrap();
     while executor.tick(usize::MAX).work_remaining {}
     let elapsed = start.elapsed();
     assert!(a.is_none() && b.is_none());
@@ -336,7 +336,7 @@ fn callgrind(contender: &str, times: usize) {
             let queue = leaked_queue::<1>();
             let mut task = pin!(Some(yielder(times)));
             let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(queue).unwrap();
-            executor.spawn(task.as_mut()).unwrap();
+            executor.try_spawn(task.as_mut()).unwrap();
             while executor.tick(usize::MAX).work_remaining {}
         }
         "embassy" => {

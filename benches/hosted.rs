@@ -34,7 +34,8 @@ use std::future::Future;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use dinah::{LocalExecutor, LocalSpawner, yield_now};
+use dinah::executor::LocalSpawner;
+use dinah::{LocalExecutor, yield_now};
 use futures_executor::LocalPool;
 use futures_util::task::LocalSpawnExt;
 
@@ -73,7 +74,7 @@ impl Spawn {
     /// Spawns a detached `()` task.
     fn spawn(&self, task: impl Future<Output = ()> + 'static) {
         match self {
-            Self::Dinah(spawner) => drop(spawner.spawn(task).expect("no cap")),
+            Self::Dinah(spawner) => drop(spawner.try_spawn(task).expect("no cap")),
             Self::Tokio => drop(tokio::task::spawn_local(task)),
             Self::LocalPool(spawner) => spawner.spawn_local(task).expect("pool is running"),
             Self::AsyncExecutor(executor) => executor.spawn(task).detach(),
@@ -267,7 +268,7 @@ fn callgrind(contender: &str, times: usize) {
     match contender {
         "dinah" => {
             let executor = LocalExecutor::new();
-            let task = executor.spawn(yielder(times)).unwrap();
+            let task = executor.try_spawn(yielder(times)).unwrap();
             executor.block_on(task).unwrap();
         }
         "tokio" => {

@@ -27,7 +27,7 @@
 //!   `LocalExecutor` and await `BlockingPool` handles; tokio's run on its
 //!   multi-thread runtime (2 workers) and on its current-thread runtime.
 //!   Both pools may start up to 64 threads.
-//! - `refusal`: `try_spawn_blocking` on a full pool, timed per call, with
+//! - `refusal`: `BlockingPool::try_spawn` on a full pool, timed per call, with
 //!   the allocations it makes counted by a counting global allocator.
 
 use std::alloc::System;
@@ -36,10 +36,9 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use dinah::{
-    BlockingConfig, BlockingPool, BoundedQueue, CoreConfig, LocalExecutor, Scheduler, SchedulerExt,
-    SubmitError, WorkerPool,
-};
+use dinah::pool::BlockingConfig;
+use dinah::queue::run_until_empty;
+use dinah::{BlockingPool, BoundedQueue, CoreConfig, LocalExecutor, SpawnError, WorkerPool};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 mod harness;
@@ -151,7 +150,7 @@ fn bench_batch(
             timed(
                 reps,
                 || queue(n, cpu),
-                Scheduler::run_until_empty,
+                run_until_empty,
                 |_, out| assert!(out == want),
             )
         }));
@@ -236,17 +235,17 @@ fn bench_blocking(
         }),
         quiet("dinah BlockingPool on LocalExecutor", false, || {
             let start = Instant::now();
-            let submitter = dinah.submitter();
+            let submitter = dinah.spawner();
             let tasks: Vec<_> = (0..concurrency)
                 .map(|_| {
                     let submitter = submitter.clone();
                     executor
-                        .spawn(async move {
+                        .try_spawn(async move {
                             for _ in 0..BLOCKING_BATCHES {
                                 let handles: Vec<_> = (0..BLOCKING_BATCH)
                                     .map(|i| {
                                         submitter
-                                            .try_submit(move || black_box(i))
+                                            .try_spawn(move || black_box(i))
                                             .unwrap_or_else(|_| panic!("sized to fit"))
                                     })
                                     .collect();
@@ -276,7 +275,7 @@ fn bench_blocking(
     )
 }
 
-/// `try_spawn_blocking` on a full pool: time per refused call, and what the
+/// `BlockingPool::try_spawn` on a full pool: time per refused call, and what the
 /// refusals allocated.
 fn bench_refusal(samples: usize) -> (Duration, usize) {
     const CALLS: u32 = 100_000;
@@ -286,7 +285,7 @@ fn bench_refusal(samples: usize) -> (Duration, usize) {
     let gate_state = Arc::new((Mutex::new(0u8), Condvar::new()));
     let in_gate = Arc::clone(&gate_state);
     let gate = pool
-        .try_spawn_blocking(move || {
+        .try_spawn(move || {
             let (state, changed) = &*in_gate;
             let mut state = state.lock().expect("no poison");
             *state = 1;
@@ -304,7 +303,7 @@ fn bench_refusal(samples: usize) -> (Duration, usize) {
         }
     }
     let queued = pool
-        .try_spawn_blocking(|| ())
+        .try_spawn(|| ())
         .unwrap_or_else(|_| unreachable!("room for one"));
     let mut medians = Vec::with_capacity(samples);
     let mut allocations = 0;
@@ -312,8 +311,8 @@ fn bench_refusal(samples: usize) -> (Duration, usize) {
         let region = Region::new(GLOBAL);
         let start = Instant::now();
         for i in 0..CALLS {
-            match pool.try_spawn_blocking(move || black_box(i)) {
-                Err(SubmitError::Full(f)) => {
+            match pool.try_spawn(move || black_box(i)) {
+                Err(SpawnError::Full(f)) => {
                     let _ = black_box(f);
                 }
                 _ => unreachable!("the pool is full"),
@@ -333,10 +332,10 @@ fn bench_refusal(samples: usize) -> (Duration, usize) {
     medians.sort_unstable();
     let median = medians[medians.len() / 2];
     println!(
-        "\n## refusal: try_spawn_blocking on a full pool ({CALLS} calls, median of {samples})"
+        "\n## refusal: BlockingPool::try_spawn on a full pool ({CALLS} calls, median of {samples})"
     );
     println!(
-        "  dinah try_spawn_blocking (Full): {:.1} ns per call, {allocations} allocations in {} calls",
+        "  dinah BlockingPool::try_spawn (Full): {:.1} ns per call, {allocations} allocations in {} calls",
         median.as_secs_f64() * 1e9,
         u64::from(CALLS) * samples as u64
     );
@@ -446,7 +445,7 @@ fn main() {
         let (median, allocations) = bench_refusal(samples);
         let nanos = median.as_secs_f64() * 1e9;
         targets.push((
-            "refusal: ns per try_spawn_blocking on a full pool (limit 1000)".to_owned(),
+            "refusal: ns per BlockingPool::try_spawn on a full pool (limit 1000)".to_owned(),
             nanos,
             nanos < 1000.0,
         ));

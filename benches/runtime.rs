@@ -22,7 +22,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use dinah::{BoundedQueue, Executor, Scheduler, SchedulerExt};
+use dinah::BoundedQueue;
+use dinah::queue::{TaskQueue, run_next, run_parallel, run_until_empty};
 
 mod harness;
 use harness::{Contender, Options, median_of, run_case, target, timed};
@@ -129,23 +130,18 @@ fn bench_direct_calls(samples: usize) {
             }
             start.elapsed()
         }),
-        Contender::new("Executor::run", false, || {
+        Contender::new("TaskQueue push + run_next", false, || {
+            let mut queue: TaskQueue<_, 1> = TaskQueue::new();
             let start = Instant::now();
             for i in 0..CALLS as u64 {
-                black_box(Executor::run(|| black_box(i)));
-            }
-            start.elapsed()
-        }),
-        Contender::new("Scheduler::schedule", false, || {
-            let start = Instant::now();
-            for i in 0..CALLS as u64 {
-                black_box(Scheduler::schedule(|| black_box(i)));
+                let _ = queue.try_push(black_box(move || black_box(i)));
+                black_box(run_next(&mut queue));
             }
             start.elapsed()
         }),
     ];
     run_case(
-        "executor no-op and immediate schedule",
+        "one closure: called, or queued and run",
         CALLS,
         samples,
         &mut contenders,
@@ -174,7 +170,7 @@ fn bench_sequential(work: Work, tasks: usize, samples: usize) -> Vec<(String, Du
             timed(
                 reps,
                 || dinah_queue(work, tasks),
-                Scheduler::run_until_empty,
+                run_until_empty,
                 |queue, out| assert!(queue.is_empty() && out == want),
             )
         }),
@@ -235,7 +231,7 @@ fn bench_parallel(
                 timed(
                     reps,
                     || dinah_queue(work, tasks),
-                    Scheduler::run_until_empty,
+                    run_until_empty,
                     |queue, out| assert!(queue.is_empty() && out == want),
                 )
             },
@@ -248,7 +244,7 @@ fn bench_parallel(
             timed(
                 reps,
                 || dinah_queue(work, tasks),
-                |queue| Scheduler::run_parallel(queue, workers).expect("non-zero workers"),
+                |queue| run_parallel(queue, workers).expect("non-zero workers"),
                 |queue, out| assert!(queue.is_empty() && out == want),
             )
         },

@@ -24,7 +24,9 @@
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-use dinah::{ExecutorConfig, LocalExecutor, Measuring, TelemetryConfig, yield_now};
+use dinah::executor::ExecutorConfig;
+use dinah::telemetry::{Measure, TelemetryConfig};
+use dinah::{LocalExecutor, yield_now};
 
 mod harness;
 use harness::{Contender, Options, median_of, run_case};
@@ -34,7 +36,7 @@ use workloads::{Mailbox, ROUND_TRIPS, ping, pong, yielder};
 const YIELD_TASKS: usize = 200;
 const YIELDS: usize = 1_000;
 
-fn measured() -> LocalExecutor<'static, dinah::Measured> {
+fn measured() -> LocalExecutor<'static, dinah::telemetry::Measured> {
     LocalExecutor::with_telemetry(ExecutorConfig::default(), TelemetryConfig::new())
         .expect("an executor")
 }
@@ -47,13 +49,13 @@ async fn until(count: &Cell<usize>, goal: usize) {
 }
 
 /// `yield_many` on a dinah executor, measured or not.
-fn dinah_yield_many<M: Measuring>(executor: &LocalExecutor<'static, M>) -> Duration {
+fn dinah_yield_many<M: Measure>(executor: &LocalExecutor<'static, M>) -> Duration {
     let done: &'static Cell<usize> = Box::leak(Box::new(Cell::new(0)));
     let spawner = executor.local_spawner();
     let start = Instant::now();
     executor.block_on(async {
         for _ in 0..YIELD_TASKS {
-            drop(spawner.spawn(async move {
+            drop(spawner.try_spawn(async move {
                 yielder(YIELDS).await;
                 done.set(done.get() + 1);
             }));
@@ -64,17 +66,17 @@ fn dinah_yield_many<M: Measuring>(executor: &LocalExecutor<'static, M>) -> Durat
 }
 
 /// `ping_pong` on a dinah executor, measured or not.
-fn dinah_ping_pong<M: Measuring>(executor: &LocalExecutor<'static, M>) -> Duration {
+fn dinah_ping_pong<M: Measure>(executor: &LocalExecutor<'static, M>) -> Duration {
     let boxes: &'static (Mailbox, Mailbox) = Box::leak(Box::default());
     let done: &'static Cell<usize> = Box::leak(Box::new(Cell::new(0)));
     let spawner = executor.local_spawner();
     let start = Instant::now();
     executor.block_on(async {
-        drop(spawner.spawn(async move {
+        drop(spawner.try_spawn(async move {
             ping(&boxes.0, &boxes.1).await;
             done.set(done.get() + 1);
         }));
-        drop(spawner.spawn(async move {
+        drop(spawner.try_spawn(async move {
             pong(&boxes.0, &boxes.1).await;
             done.set(done.get() + 1);
         }));
@@ -132,12 +134,12 @@ fn callgrind(contender: &str, times: usize) {
     match contender {
         "dinah" => {
             let executor = LocalExecutor::new();
-            let task = executor.spawn(yielder(times)).unwrap();
+            let task = executor.try_spawn(yielder(times)).unwrap();
             executor.block_on(task).unwrap();
         }
         "measured" => {
             let executor = measured();
-            let task = executor.spawn(yielder(times)).unwrap();
+            let task = executor.try_spawn(yielder(times)).unwrap();
             executor.block_on(task).unwrap();
         }
         "tokio" => {

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Poll, Waker};
 use std::thread;
 
-use dinah::{JoinFailure, LocalExecutor, yield_now};
+use dinah::{JoinError, LocalExecutor, yield_now};
 
 fn main() {
     let executor = LocalExecutor::new();
@@ -24,7 +24,7 @@ fn main() {
         .map(|name| {
             let log = Rc::clone(&log);
             executor
-                .spawn(async move {
+                .try_spawn(async move {
                     for step in 0..3 {
                         log.borrow_mut().push(format!("{name}{step}"));
                         yield_now().await;
@@ -40,7 +40,7 @@ fn main() {
     let woken = {
         let parked = Arc::clone(&parked);
         executor
-            .spawn(poll_fn(move |cx| {
+            .try_spawn(poll_fn(move |cx| {
                 let mut state = parked.lock().unwrap();
                 if state.0 {
                     return Poll::Ready(Ok::<_, ()>("woken by another thread"));
@@ -52,9 +52,9 @@ fn main() {
     };
 
     // A task that would never finish, and one that panics.
-    let cancelled = executor.spawn(std::future::pending::<()>()).unwrap();
+    let cancelled = executor.try_spawn(std::future::pending::<()>()).unwrap();
     let panicking = executor
-        .spawn(async {
+        .try_spawn(async {
             yield_now().await;
             let divisor = 0;
             if divisor == 0 {
@@ -106,7 +106,7 @@ fn main() {
     println!("submitted:  {:?}", executor.block_on(submitted));
     println!("cancelled:  {cancelled:?}");
     match panicking {
-        Err(JoinFailure::Panicked(message)) => println!("panicked:   {message:?}"),
+        Err(JoinError::Panicked(message)) => println!("panicked:   {message:?}"),
         other => println!("panicked:   unexpected {other:?}"),
     }
     let report = executor.shutdown();

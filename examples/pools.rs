@@ -9,9 +9,9 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
+use dinah::pool::{BlockingConfig, ShutdownPolicy};
 use dinah::{
-    BlockingConfig, BlockingPool, BoundedQueue, CoreConfig, JoinError, LocalExecutor,
-    ShutdownPolicy, SubmitError, WorkerPool,
+    BlockingPool, BoundedQueue, CoreConfig, JoinError, LocalExecutor, SpawnError, WorkerPool,
 };
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -19,7 +19,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // room for two queued tasks.
     let pool = WorkerPool::new(CoreConfig::new(2)?, 2)?;
     let sum = pool
-        .try_submit(|| (1..=100u64).sum::<u64>())
+        .try_spawn(|| (1..=100u64).sum::<u64>())
         .map_err(|refused| refused.to_string())?;
     println!("task {} summed to {:?}", sum.id().get(), sum.join());
 
@@ -28,7 +28,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let held: Vec<_> = gate
         .into_iter()
         .map(|(started, wait)| {
-            pool.try_submit(move || {
+            pool.try_spawn(move || {
                 started.send(()).expect("main is listening");
                 wait.recv().expect("main releases");
                 "held"
@@ -38,13 +38,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect();
     release.wait_started();
     let queued = pool
-        .try_submit(|| "queued")
+        .try_spawn(|| "queued")
         .unwrap_or_else(|_| unreachable!());
     let doomed = pool
-        .try_submit(|| "never runs")
+        .try_spawn(|| "never runs")
         .unwrap_or_else(|_| unreachable!());
-    match pool.try_submit(|| "one too many") {
-        Err(SubmitError::Full(task)) => println!("queue full: handed back, still ours: {}", task()),
+    match pool.try_spawn(|| "one too many") {
+        Err(SpawnError::Full(task)) => println!("queue full: handed back, still ours: {}", task()),
         Err(other) => println!("refused: {other}"),
         Ok(_) => unreachable!("the queue holds two"),
     }
@@ -64,7 +64,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // hook would print the caught panic; keep it quiet for this one.)
     std::panic::set_hook(Box::new(|_| {}));
     let failing = pool
-        .try_submit(|| -> u32 { panic!("sensor value out of range") })
+        .try_spawn(|| -> u32 { panic!("sensor value out of range") })
         .unwrap_or_else(|_| unreachable!());
     let failure = failing.join();
     let _ = std::panic::take_hook();
@@ -104,7 +104,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // finishes it wakes the waiting task.
     let executor = LocalExecutor::new();
     let read = blocking
-        .try_spawn_blocking(|| "config file contents".len())
+        .try_spawn(|| "config file contents".len())
         .unwrap_or_else(|_| unreachable!());
     let length = executor.block_on(read);
     println!("awaited a blocking job: {length:?}");
@@ -113,7 +113,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (release, gate) = gates(1);
     let (started, wait) = gate.into_iter().next().expect("one gate");
     let running = blocking
-        .try_spawn_blocking(move || {
+        .try_spawn(move || {
             started.send(()).expect("main is listening");
             wait.recv().expect("main releases");
             "finished while shutting down"
@@ -124,14 +124,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .into_iter()
         .map(|name| {
             blocking
-                .try_spawn_blocking(move || name)
+                .try_spawn(move || name)
                 .unwrap_or_else(|_| unreachable!())
         })
         .collect();
-    let submitter = blocking.submitter();
+    let submitter = blocking.spawner();
     let releaser = std::thread::spawn(move || {
         // Let the running job finish only once the shutdown has begun.
-        while !submitter.is_shutting_down() {
+        while !submitter.is_shut_down() {
             std::thread::yield_now();
         }
         release.open();

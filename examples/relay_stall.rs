@@ -35,11 +35,10 @@ use std::task::{Poll, Waker};
 use std::thread;
 use std::time::Duration;
 
-use dinah::{
-    BlockingConfig, BlockingPool, CoreConfig, ExecutorConfig, ExecutorMonitor, LocalExecutor,
-    PoolMonitor, Recorder, SubmitError, TaskId, TaskPhase, TelemetryConfig, Thresholds, Verdict,
-    WorkerPool,
-};
+use dinah::executor::{ExecutorConfig, ExecutorMonitor};
+use dinah::pool::{BlockingConfig, PoolMonitor};
+use dinah::telemetry::{Recorder, TaskPhase, TelemetryConfig, Thresholds, Verdict};
+use dinah::{BlockingPool, CoreConfig, LocalExecutor, SpawnError, TaskId, WorkerPool};
 
 /// The relay's connections.
 pub(crate) const CONNECTIONS: usize = 3;
@@ -242,12 +241,12 @@ async fn connection(index: usize, shared: Arc<Shared>) {
             shared.poll_gate.hold();
         }
         let gate = Arc::clone(&shared);
-        let sum = match shared.workers.try_submit(move || {
+        let sum = match shared.workers.try_spawn(move || {
             gate.checksum_gate.hold();
             checksum(message)
         }) {
             Ok(handle) => handle.await.ok(),
-            Err(SubmitError::Full(_)) => {
+            Err(SpawnError::Full(_)) => {
                 // Backpressure: relay without the checksum.
                 shared.refused.fetch_add(1, Ordering::Relaxed);
                 None
@@ -255,7 +254,7 @@ async fn connection(index: usize, shared: Arc<Shared>) {
             Err(_) => None,
         };
         let disk = Arc::clone(&shared);
-        if let Ok(handle) = shared.disk.try_spawn_blocking(move || {
+        if let Ok(handle) = shared.disk.try_spawn(move || {
             disk.disk_gate.hold();
             sum
         }) {
@@ -306,7 +305,7 @@ impl Relay {
                     let tasks: Vec<TaskId> = (0..CONNECTIONS)
                         .map(|index| {
                             let handle = executor
-                                .spawn(connection(index, Arc::clone(&shared)))
+                                .try_spawn(connection(index, Arc::clone(&shared)))
                                 .unwrap();
                             handle.id()
                         })
@@ -379,7 +378,7 @@ impl Relay {
         self.monitor
             .tasks()
             .iter()
-            .filter(|task| matches!(task.phase, TaskPhase::Ready { .. }))
+            .filter(|task| matches!(task.phase, Some(TaskPhase::Ready { .. })))
             .count()
     }
 
@@ -388,7 +387,7 @@ impl Relay {
         self.monitor
             .tasks()
             .iter()
-            .all(|task| matches!(task.phase, TaskPhase::Waiting { .. }))
+            .all(|task| matches!(task.phase, Some(TaskPhase::Waiting { .. })))
     }
 
     /// Waits (without sleeping on a clock) until `ready` holds, yielding the
@@ -506,7 +505,7 @@ pub(crate) fn run_case(
                     relay
                         .shared
                         .workers
-                        .try_submit(move || {
+                        .try_spawn(move || {
                             gate.checksum_gate.hold();
                             checksum(n)
                         })

@@ -3,7 +3,10 @@
 //!
 //! Run it with `cargo run --example runtime_basics`.
 
-use dinah::{BoundedQueue, QueuePushError, Scheduler, SchedulerExt, Shared};
+use dinah::BoundedQueue;
+use dinah::queue::QueuePushError;
+use dinah::queue::{run_parallel, run_until_empty};
+use dinah::sync::Shared;
 
 /// Queued tasks: boxed so that different closures share one queue.
 type Task = Box<dyn FnOnce() -> Result<u64, String> + Send>;
@@ -42,7 +45,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     // 2. Sequential drain on this thread: FIFO order, errors kept in place.
-    let results = Scheduler::run_until_empty(&mut queue);
+    let results = run_until_empty(&mut queue);
     println!("sequential results: {results:?}");
 
     // 3. Parallel drain on two scoped workers. Results keep dispatch order;
@@ -60,7 +63,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .try_push(task)
             .map_err(|_| "the queue has room for eight tasks")?;
     }
-    let results = Scheduler::run_parallel(&mut queue, 2)?;
+    let results = run_parallel(&mut queue, 2)?;
     println!("parallel results (dispatch order): {results:?}");
     let mut finished = log.lock()?.clone();
     finished.sort_unstable();

@@ -1,27 +1,97 @@
 //! dinah: a small task runtime with a `no_std`, heap-free core and a hosted layer.
 //!
-//! This crate is a facade. It re-exports [`dinah_core`] at its root, and with
-//! the default `std` feature also `dinah_std`, so one `use dinah::…` reaches
-//! both. No two different types share a name at this root.
+//! This crate is a facade over [`dinah_core`] and, with the default `std`
+//! feature, `dinah_std`. It writes no code of its own: each module below
+//! holds both crates' parts of one area, so one `use dinah::…` reaches
+//! everything, and no two different things share a name.
+//!
+//! | module | for |
+//! | --- | --- |
+//! | [`executor`] | running futures: the heap-free [`AsyncExecutor`] in fixed slots, the hosted `LocalExecutor`, spawning, ticks, idling |
+//! | `pool` (with `std`) | thread pools: `WorkerPool` for CPU work, `BlockingPool` for blocking calls |
+//! | [`task`] | what a task is and what it gives back: [`TaskState`], [`TaskOutput`], `JoinHandle`, `JoinError`, [`yield_now`] |
+//! | [`queue`] | queues of closures and running them: [`TaskQueue`], `BoundedQueue`, `drain`, `run_parallel` |
+//! | [`sync`] | coordination: [`CancellationToken`], `CancellationHandle`, `Shared` |
+//! | [`telemetry`] | clocks, events and sinks, metrics, traces, poll observers, figures, diagnosis |
+//! | [`id`] | [`TaskId`], [`WorkerId`], `CoreId` |
+//! | [`config`] | [`CoreConfig`] and the lifecycle of long-lived resources |
+//! | [`raw`] | the scheduling core the executors share (no stability promise) |
 //!
 //! - Firmware: depend on `dinah-core`, or on `dinah` with
-//!   `default-features = false`.
-//! - Desktop and server: depend on `dinah-std` or on `dinah`.
+//!   `default-features = false` (then only the core's parts are here).
+//! - Desktop and server: depend on `dinah`.
 //!
-//! The runtime's contract, primitive by primitive, is in `docs/runtime.md`.
+//! The map of the runtime, its cross-module contracts and its invariants,
+//! is `docs/runtime.md`.
 #![no_std]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub use dinah_core::*;
+pub use dinah_core::{
+    AsyncExecutor, CancellationToken, CoreConfig, ReadyQueue, SpawnError, Task, TaskId, TaskOutput,
+    TaskQueue, TaskState, TickReport, WorkerId, yield_now,
+};
+pub use dinah_core::{config, id, raw};
 
 #[cfg(feature = "std")]
-pub use dinah_std::*;
+pub use dinah_std::{BlockingPool, BoundedQueue, JoinError, JoinHandle, LocalExecutor, WorkerPool};
+
+/// Running futures: both executors, spawning, ticks and idling.
+///
+/// From `dinah_core::executor`, and with `std` from `dinah_std::executor`.
+pub mod executor {
+    pub use dinah_core::executor::*;
+    #[cfg(feature = "std")]
+    pub use dinah_std::executor::*;
+}
+
+/// Thread pools (with `std`): from `dinah_std::pool`.
+#[cfg(feature = "std")]
+pub mod pool {
+    pub use dinah_std::pool::*;
+}
+
+/// What a task is and what it gives back.
+///
+/// From `dinah_core::task`, and with `std` from `dinah_std::task`.
+pub mod task {
+    pub use dinah_core::task::*;
+    #[cfg(feature = "std")]
+    pub use dinah_std::task::*;
+}
+
+/// Queues of closures, and running them.
+///
+/// From `dinah_core::queue`, and with `std` from `dinah_std::queue`.
+pub mod queue {
+    pub use dinah_core::queue::*;
+    #[cfg(feature = "std")]
+    pub use dinah_std::queue::*;
+}
+
+/// Coordination between tasks and threads.
+///
+/// From `dinah_core::sync`, and with `std` from `dinah_std::sync`.
+pub mod sync {
+    pub use dinah_core::sync::*;
+    #[cfg(feature = "std")]
+    pub use dinah_std::sync::*;
+}
+
+/// Clocks, events and sinks, metrics, traces, observers, figures and
+/// diagnosis.
+///
+/// From `dinah_core::telemetry`, and with `std` from `dinah_std::telemetry`.
+pub mod telemetry {
+    pub use dinah_core::telemetry::*;
+    #[cfg(feature = "std")]
+    pub use dinah_std::telemetry::*;
+}
 
 /// Without the `std` feature the hosted layer is not there at all:
 ///
 /// ```compile_fail,E0432
-/// use dinah::BoundedQueue;
+/// use dinah::queue::BoundedQueue;
 /// ```
 #[cfg(all(doctest, not(feature = "std")))]
 struct CoreOnlyDoctests;

@@ -4,7 +4,7 @@ use std::sync::Barrier;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 
-use dinah::CancellationHandle;
+use dinah::sync::CancellationHandle;
 
 #[test]
 fn one_requester_and_16_cloned_observers() {

@@ -14,10 +14,10 @@ use std::task::Poll;
 use std::thread;
 use std::time::Duration;
 
-use dinah::{
-    CoreConfig, ExecutorConfig, LocalExecutor, ManualClock, Recorder, ShutdownPolicy,
-    TelemetryConfig, WorkerPool, yield_now,
-};
+use dinah::executor::ExecutorConfig;
+use dinah::pool::ShutdownPolicy;
+use dinah::telemetry::{ManualClock, Recorder, TelemetryConfig};
+use dinah::{CoreConfig, LocalExecutor, WorkerPool, yield_now};
 
 use support::chrome::check;
 
@@ -46,11 +46,11 @@ fn scenario() -> Arc<Recorder> {
     .unwrap();
 
     let yielding = executor
-        .spawn(async {
+        .try_spawn(async {
             yield_now().await;
         })
         .unwrap();
-    let cancelled = executor.spawn(async {}).unwrap();
+    let cancelled = executor.try_spawn(async {}).unwrap();
     clock.advance(10 * US);
     assert!(cancelled.cancel());
     let spawner = executor.spawner();
@@ -61,7 +61,7 @@ fn scenario() -> Arc<Recorder> {
         let mut polls = 0;
         drop(
             executor
-                .spawn(poll_fn(move |cx| {
+                .try_spawn(poll_fn(move |cx| {
                     polls += 1;
                     clock.advance(30 * US);
                     if polls == 1 {
@@ -82,7 +82,7 @@ fn scenario() -> Arc<Recorder> {
     let (entered, release) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
     let first = {
         let (clock, entered, release) = (clock.clone(), entered.clone(), release.clone());
-        pool.try_submit(move || {
+        pool.try_spawn(move || {
             entered.wait();
             release.wait();
             clock.advance(200 * US);
@@ -91,8 +91,8 @@ fn scenario() -> Arc<Recorder> {
     };
     entered.wait();
     clock.advance(20 * US);
-    let second = pool.try_submit(|| panic!("the second job fails")).unwrap();
-    assert!(pool.try_submit(|| ()).is_err());
+    let second = pool.try_spawn(|| panic!("the second job fails")).unwrap();
+    assert!(pool.try_spawn(|| ()).is_err());
     release.wait();
     first.join().unwrap();
     assert!(second.join().is_err());
@@ -157,7 +157,8 @@ fn the_checker_refuses_broken_traces() {
 
 #[test]
 fn a_full_recorder_keeps_what_it_has_and_counts_the_rest() {
-    use dinah::{Sink, TaskId, TraceEvent, TraceEventKind};
+    use dinah::TaskId;
+    use dinah::telemetry::{Sink, TraceEvent, TraceEventKind};
     let recorder = Arc::new(Recorder::new(2).unwrap());
     let sink = recorder.source("one");
     let task = TaskId::new(1).unwrap();

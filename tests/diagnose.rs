@@ -12,12 +12,13 @@ use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::Duration;
 
-use dinah::{
-    BlockingConfig, BlockingPool, Cause, CoreConfig, ExecutorConfig, LocalExecutor, ManualClock,
-    Measured, ShutdownPolicy, SubmitError, TaskId, TelemetryConfig, Thresholds, TraceBuffer,
-    TraceEventKind, Verdict, WorkerPool,
+use dinah::executor::ExecutorConfig;
+use dinah::pool::{BlockingConfig, ShutdownPolicy};
+use dinah::telemetry::Log2Histogram;
+use dinah::telemetry::{
+    Cause, ManualClock, Measured, TelemetryConfig, Thresholds, TraceBuffer, TraceEventKind, Verdict,
 };
-use dinah_core::Log2Histogram;
+use dinah::{BlockingPool, CoreConfig, LocalExecutor, SpawnError, TaskId, WorkerPool};
 
 const MS: Duration = Duration::from_millis(1);
 const US: Duration = Duration::from_micros(1);
@@ -76,7 +77,7 @@ async fn serve(signal: Signal) {
 /// A task that yields forever: always ready again at once.
 async fn yielder() {
     loop {
-        dinah_core::yield_now().await;
+        dinah::yield_now().await;
     }
 }
 
@@ -111,7 +112,7 @@ fn executor_figures_and_events_follow_each_handoff() {
         let clock = clock.clone();
         let kept = Rc::clone(&kept);
         let mut step = 0;
-        executor.spawn(poll_fn(move |cx| {
+        executor.try_spawn(poll_fn(move |cx| {
             step += 1;
             if step == 1 {
                 clock.advance(3 * US);
@@ -182,7 +183,8 @@ fn executor_figures_and_events_follow_each_handoff() {
 
 #[test]
 fn whether_an_executor_measures_itself_is_part_of_its_type() {
-    use dinah::{Unmeasured, yield_now};
+    use dinah::telemetry::Unmeasured;
+    use dinah::yield_now;
     let task = || async {
         yield_now().await;
         Ok::<u32, ()>(7)
@@ -192,10 +194,10 @@ fn whether_an_executor_measures_itself_is_part_of_its_type() {
     let plain: LocalExecutor<'static, Unmeasured> = LocalExecutor::new();
     let measured: LocalExecutor<'static, Measured> =
         LocalExecutor::with_telemetry(ExecutorConfig::default(), TelemetryConfig::new()).unwrap();
-    let on_plain = plain.spawn(task()).unwrap();
-    let on_measured = measured.spawn(task()).unwrap();
-    assert_eq!(plain.block_on(on_plain), Ok(7));
-    assert_eq!(measured.block_on(on_measured), Ok(7));
+    let on_plain = plain.try_spawn(task()).unwrap();
+    let on_measured = measured.try_spawn(task()).unwrap();
+    assert_eq!(plain.block_on(on_plain), Ok(Ok(7)));
+    assert_eq!(measured.block_on(on_measured), Ok(Ok(7)));
     let figures = measured.monitor().figures();
     assert_eq!((figures.spawned, figures.polls, figures.wakes), (1, 2, 1));
 }
@@ -205,8 +207,8 @@ fn per_task_figures_show_each_phase() {
     let clock = ManualClock::new();
     let executor = executor(&clock, ExecutorConfig::default());
     let signal = Signal::default();
-    let woken = executor.spawn(serve(signal.clone())).unwrap();
-    let idle = executor.spawn(serve(Signal::default())).unwrap();
+    let woken = executor.try_spawn(serve(signal.clone())).unwrap();
+    let idle = executor.try_spawn(serve(Signal::default())).unwrap();
     executor.tick(usize::MAX);
     let monitor = executor.monitor();
     clock.advance(7 * MS);
@@ -217,15 +219,72 @@ fn per_task_figures_show_each_phase() {
     assert_eq!(tasks[0].task, woken.id());
     assert_eq!(
         tasks[0].phase,
-        dinah::TaskPhase::Ready { for_micros: 2_000 }
+        Some(dinah::telemetry::TaskPhase::Ready { for_ticks: 2_000 })
     );
     assert_eq!((tasks[0].polls, tasks[0].wakes), (1, 1));
     assert_eq!(tasks[1].task, idle.id());
     assert_eq!(
         tasks[1].phase,
-        dinah::TaskPhase::Waiting { for_micros: 9_000 }
+        Some(dinah::telemetry::TaskPhase::Waiting { for_ticks: 9_000 })
     );
     assert_eq!((tasks[1].polls, tasks[1].wakes), (1, 0));
+    // The one record of the core's vocabulary, in microseconds.
+    assert_eq!(tasks[0].ticks_per_second, 1_000_000);
+    assert_eq!(tasks[0].first_poll_delay, Some(0));
+    assert_eq!(tasks[0].longest_wake_to_poll, 0);
+    executor.tick(usize::MAX);
+    let tasks = monitor.tasks();
+    assert_eq!(
+        tasks[0].longest_wake_to_poll, 2_000,
+        "woken at 7 ms, polled at 9"
+    );
+    assert_eq!(tasks[0].polls, 2);
+    assert_eq!(monitor.figures().ticks_per_second, 1_000_000);
+    // A wake after its task is over counts for the task's slot until the
+    // slot is reused.
+    assert_eq!(tasks[0].stale_wakes, 0);
+}
+
+#[test]
+fn a_poll_watch_sees_a_poll_that_holds_the_hosted_executor() {
+    use dinah::telemetry::PollWatch;
+    let clock = ManualClock::new();
+    let watch = Arc::new(PollWatch::new(clock.clone()));
+    let executor = LocalExecutor::with_telemetry(
+        ExecutorConfig::default(),
+        TelemetryConfig::new()
+            .with_clock(clock.clone())
+            .with_observer(watch.clone()),
+    )
+    .unwrap();
+    let entered = Arc::new(Barrier::new(2));
+    let release = Arc::new(Barrier::new(2));
+    let task = {
+        let (entered, release) = (Arc::clone(&entered), Arc::clone(&release));
+        executor
+            .try_spawn(async move {
+                entered.wait();
+                release.wait();
+            })
+            .unwrap()
+    };
+    let id = task.id();
+    let watcher = {
+        let (watch, clock) = (Arc::clone(&watch), clock.clone());
+        thread::spawn(move || {
+            entered.wait();
+            // The poll holds the executor's thread while the clock moves.
+            assert!(watch.blocked(6_000_000).is_none());
+            clock.advance(5 * MS);
+            let seen = watch.blocked(1_000_000).map(|b| (b.task, b.running_for));
+            release.wait();
+            seen
+        })
+    };
+    assert_eq!(executor.tick(1).completed, 1);
+    assert_eq!(watcher.join().unwrap(), Some((id, 5_000_000)));
+    assert!(watch.blocked(0).is_none(), "no poll runs after the tick");
+    assert_eq!(executor.block_on(task), Ok(()));
 }
 
 #[test]
@@ -235,9 +294,9 @@ fn a_healthy_executor_reports_nothing() {
     let monitor = executor.monitor();
     let signals: Vec<Signal> = (0..4).map(|_| Signal::default()).collect();
     for signal in &signals {
-        drop(executor.spawn(serve(signal.clone())).unwrap());
+        drop(executor.try_spawn(serve(signal.clone())).unwrap());
     }
-    let _yielder = executor.spawn(yielder()).unwrap();
+    let _yielder = executor.try_spawn(yielder()).unwrap();
     for _ in 0..40 {
         clock.advance(50 * MS);
         for signal in &signals {
@@ -255,8 +314,8 @@ fn a_lost_wake_is_no_wake_and_only_that() {
     let executor = executor(&clock, ExecutorConfig::default());
     let monitor = executor.monitor();
     let healthy = Signal::default();
-    drop(executor.spawn(serve(healthy.clone())).unwrap());
-    let lost = executor.spawn(Forgotten).unwrap();
+    drop(executor.try_spawn(serve(healthy.clone())).unwrap());
+    let lost = executor.try_spawn(Forgotten).unwrap();
     for round in 1..=30 {
         clock.advance(50 * MS);
         healthy.fire();
@@ -284,9 +343,9 @@ fn woken_tasks_left_unpolled_are_ready_but_delayed_and_only_that() {
     let executor = executor(&clock, ExecutorConfig::default());
     let monitor = executor.monitor();
     let signals: Vec<Signal> = (0..3).map(|_| Signal::default()).collect();
-    let first = executor.spawn(serve(signals[0].clone())).unwrap();
+    let first = executor.try_spawn(serve(signals[0].clone())).unwrap();
     for signal in &signals[1..] {
-        drop(executor.spawn(serve(signal.clone())).unwrap());
+        drop(executor.try_spawn(serve(signal.clone())).unwrap());
     }
     executor.tick(usize::MAX);
     clock.advance(5 * MS);
@@ -326,10 +385,10 @@ fn a_poll_that_does_not_return_is_worker_blocked_seen_from_another_thread() {
         );
         thread::spawn(move || {
             let executor = executor(&clock, ExecutorConfig::default());
-            drop(executor.spawn(serve(behind)).unwrap());
+            drop(executor.try_spawn(serve(behind)).unwrap());
             executor.tick(usize::MAX);
             let stuck = executor
-                .spawn(async move {
+                .try_spawn(async move {
                     entered.wait();
                     release.wait(); // a blocking call inside a poll
                 })
@@ -373,7 +432,7 @@ fn block_on_s_own_future_holding_the_thread_is_worker_blocked() {
         );
         thread::spawn(move || {
             let executor = executor(&clock, ExecutorConfig::default());
-            drop(executor.spawn(serve(behind)).unwrap());
+            drop(executor.try_spawn(serve(behind)).unwrap());
             executor.tick(usize::MAX);
             sender.send(executor.monitor()).unwrap();
             // `block_on`'s own future makes the blocking call.
@@ -467,7 +526,7 @@ fn a_long_pool_job_is_worker_blocked_naming_its_worker() {
     let pool = worker_pool(&clock, 4);
     let monitor = pool.monitor().unwrap();
     let (entered, release) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
-    let job = pool.try_submit(gated(&entered, &release)).unwrap();
+    let job = pool.try_spawn(gated(&entered, &release)).unwrap();
     let id = job.id();
     entered.wait();
     clock.advance(100 * MS);
@@ -495,10 +554,10 @@ fn a_full_worker_queue_is_admission_full_and_only_that() {
     let pool = worker_pool(&clock, 1);
     let monitor = pool.monitor().unwrap();
     let (entered, release) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
-    let running = pool.try_submit(gated(&entered, &release)).unwrap();
+    let running = pool.try_spawn(gated(&entered, &release)).unwrap();
     entered.wait();
-    let queued = pool.try_submit(|| ()).unwrap();
-    assert!(matches!(pool.try_submit(|| ()), Err(SubmitError::Full(_))));
+    let queued = pool.try_spawn(|| ()).unwrap();
+    assert!(matches!(pool.try_spawn(|| ()), Err(SpawnError::Full(_))));
     clock.advance(2 * MS);
     assert_eq!(
         monitor.diagnose(&thresholds()),
@@ -525,11 +584,11 @@ fn a_full_blocking_pool_is_blocking_saturated_and_only_that() {
     let pool = blocking_pool(&clock, 1);
     let monitor = pool.monitor().unwrap();
     let (entered, release) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
-    let running = pool.try_spawn_blocking(gated(&entered, &release)).unwrap();
+    let running = pool.try_spawn(gated(&entered, &release)).unwrap();
     entered.wait();
     assert_eq!(monitor.diagnose(&thresholds()), []);
-    let queued = pool.try_spawn_blocking(|| ()).unwrap();
-    assert!(pool.try_spawn_blocking(|| ()).is_err());
+    let queued = pool.try_spawn(|| ()).unwrap();
+    assert!(pool.try_spawn(|| ()).is_err());
     // The running job is far past `blocked`, yet only saturation is named.
     clock.advance(300 * MS);
     assert_eq!(
@@ -560,14 +619,14 @@ fn a_full_blocking_pool_is_blocking_saturated_and_only_that() {
 fn a_blocking_pool_at_its_in_flight_limit_with_nothing_waiting_is_healthy() {
     let clock = ManualClock::new();
     let pool = BlockingPool::with_telemetry(
-        BlockingConfig::new(2, 2).bound(dinah::AdmissionBound::InFlight),
+        BlockingConfig::new(2, 2).bound(dinah::pool::AdmissionBound::InFlight),
         TelemetryConfig::new().with_clock(clock.clone()),
     )
     .unwrap();
     let monitor = pool.monitor().unwrap();
     let (entered, release) = (Arc::new(Barrier::new(3)), Arc::new(Barrier::new(3)));
     let jobs: Vec<_> = (0..2)
-        .map(|_| pool.try_spawn_blocking(gated(&entered, &release)).unwrap())
+        .map(|_| pool.try_spawn(gated(&entered, &release)).unwrap())
         .collect();
     entered.wait();
     // At its limit: both running, nothing queued, nothing refused.
@@ -588,9 +647,9 @@ fn a_slow_blocking_queue_is_blocking_saturated() {
     let pool = blocking_pool(&clock, 8);
     let monitor = pool.monitor().unwrap();
     let (entered, release) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
-    let running = pool.try_spawn_blocking(gated(&entered, &release)).unwrap();
+    let running = pool.try_spawn(gated(&entered, &release)).unwrap();
     entered.wait();
-    let queued = pool.try_spawn_blocking(|| ()).unwrap();
+    let queued = pool.try_spawn(|| ()).unwrap();
     clock.advance(101 * MS);
     assert_eq!(
         causes(&monitor.diagnose(&thresholds())),
@@ -614,10 +673,10 @@ fn pool_events_follow_each_task() {
     )
     .unwrap();
     let (entered, release) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
-    let first = pool.try_submit(gated(&entered, &release)).unwrap();
+    let first = pool.try_spawn(gated(&entered, &release)).unwrap();
     entered.wait();
-    let second = pool.try_submit(|| panic!("boom")).unwrap();
-    assert!(pool.try_submit(|| ()).is_err());
+    let second = pool.try_spawn(|| panic!("boom")).unwrap();
+    assert!(pool.try_spawn(|| ()).is_err());
     release.wait();
     first.join().unwrap();
     assert!(second.join().is_err());
@@ -651,25 +710,22 @@ fn first_id(events: &[(u64, TraceEventKind)]) -> u64 {
 
 #[test]
 fn every_figure_the_operations_sheet_names_is_one_the_code_emits() {
-    use dinah::{ExecutorFigures, PoolFigures, PoolStats, TaskFigures, TaskPhase};
+    use dinah::pool::PoolStats;
+    use dinah::telemetry::{ExecutorFigures, PoolFigures, TaskFigures, TaskPhase};
     let task = TaskId::new(1).unwrap();
     let emitted = [
-        format!("{:?}", ExecutorFigures::default()),
+        format!("{:?}", ExecutorFigures::<24>::new(1_000_000)),
         format!("{:?}", PoolFigures::default()),
         format!("{:?}", PoolStats::default()),
         format!(
             "{:?} {:?} {:?}",
-            TaskFigures {
-                task,
-                polls: 0,
-                wakes: 0,
-                self_wakes: 0,
-                busy_micros: 0,
-                longest_poll_micros: 0,
-                phase: TaskPhase::Waiting { for_micros: 0 },
+            {
+                let mut figures = TaskFigures::new(task, 1_000_000);
+                figures.phase = Some(TaskPhase::Waiting { for_ticks: 0 });
+                figures
             },
-            TaskPhase::Polling { for_micros: 0 },
-            TaskPhase::Ready { for_micros: 0 },
+            TaskPhase::Polling { for_ticks: 0 },
+            TaskPhase::Ready { for_ticks: 0 },
         ),
         format!(
             "{:?}",

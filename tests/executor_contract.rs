@@ -12,7 +12,8 @@ use std::sync::{Barrier, Mutex};
 use std::task::{Poll, Waker};
 use std::thread::{self, Thread};
 
-use dinah::{AsyncExecutor, LocalExecutor, ReadyQueue, chunked, yield_now};
+use dinah::task::chunked;
+use dinah::{AsyncExecutor, LocalExecutor, ReadyQueue, yield_now};
 
 mod support;
 use support::models::{EXECUTOR_SLOTS, fresh_queue};
@@ -52,7 +53,7 @@ impl ExecutorFamily for Core {
             AsyncExecutor::new(fresh_queue()).unwrap();
         for task in &mut storage {
             let task: Pin<&mut Option<TaskFuture<'_>>> = Pin::new(task);
-            executor.spawn(task).unwrap();
+            executor.try_spawn(task).unwrap();
         }
         (0..ticks)
             .map(|n| {
@@ -84,7 +85,7 @@ impl ExecutorFamily for Hosted {
         let executor = LocalExecutor::new();
         let handles: Vec<_> = tasks
             .into_iter()
-            .map(|task| executor.spawn(task).unwrap())
+            .map(|task| executor.try_spawn(task).unwrap())
             .collect();
         let polled = (0..ticks)
             .map(|n| {

@@ -2,11 +2,12 @@
 //! `ci/host-tests.sh` runs it both ways, so these are the tests of the
 //! firmware-facing (`default-features = false`) build of `dinah`.
 
-use dinah::{
-    CancellationToken, CoreConfig, CoreError, Executor, FifoQueue, LifecycleState, QueuePushError,
-    RuntimeMetrics, Scheduler, TaskFailure, TaskFailureKind, TaskId, TaskQueue, TaskState,
-    TraceEvent, TraceEventKind, TraceRing, WorkerId,
-};
+use dinah::config::{CoreError, LifecycleState};
+use dinah::queue::{FifoQueue, QueuePushError};
+use dinah::queue::{drain, run_next};
+use dinah::task::{TaskFailure, TaskFailureKind};
+use dinah::telemetry::{RuntimeMetrics, TraceEvent, TraceEventKind, TraceRing};
+use dinah::{CancellationToken, CoreConfig, TaskId, TaskQueue, TaskState, WorkerId};
 
 #[test]
 fn the_core_drain_runs_through_the_facade() {
@@ -18,10 +19,12 @@ fn the_core_drain_runs_through_the_facade() {
         Err(QueuePushError::Full(_))
     ));
     let mut results = [Ok(0); 2];
-    assert_eq!(Scheduler::drain(&mut queue, |i, r| results[i] = r), 2);
+    assert_eq!(drain(&mut queue, |i, r| results[i] = r), 2);
     assert_eq!(results, [Ok(1), Err(2)]);
     assert!(FifoQueue::is_empty(&queue));
-    assert_eq!(Executor::run(|| 7), 7);
+    let mut one: TaskQueue<fn() -> u8, 1> = TaskQueue::new();
+    one.try_push(|| 7).unwrap();
+    assert_eq!(run_next(&mut one), Some(7));
 }
 
 #[test]
@@ -55,9 +58,9 @@ fn statics_and_values_of_the_core_are_reachable() {
 #[cfg(feature = "std")]
 #[test]
 fn the_std_feature_adds_the_hosted_layer() {
-    use dinah::{BoundedQueue, SchedulerExt};
+    use dinah::queue::{BoundedQueue, run_until_empty};
 
     let mut queue = BoundedQueue::new(2).unwrap();
     queue.try_push(|| 1).unwrap_or_else(|_| unreachable!());
-    assert_eq!(Scheduler::run_until_empty(&mut queue), [1]);
+    assert_eq!(run_until_empty(&mut queue), [1]);
 }

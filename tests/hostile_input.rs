@@ -6,7 +6,8 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use dinah::{BoundedQueue, Scheduler, SchedulerExt};
+use dinah::BoundedQueue;
+use dinah::queue::{run_parallel, run_until_empty};
 
 mod support;
 use support::HookedQueue;
@@ -40,7 +41,7 @@ fn a_wrong_len_never_changes_what_the_sequential_drains_run() {
     {
         let mut queue = misreporting(lie);
         assert_eq!(
-            Scheduler::run_until_empty(&mut queue),
+            run_until_empty(&mut queue),
             (0..TASKS).collect::<Vec<_>>(),
             "len {name}"
         );
@@ -53,7 +54,7 @@ fn run_parallel_trusts_pop_not_len_for_what_runs() {
     for workers in [1, 2, 5] {
         for (name, lie) in NONZERO_LIES {
             let mut queue = misreporting(lie);
-            let results = Scheduler::run_parallel(&mut queue, workers).unwrap();
+            let results = run_parallel(&mut queue, workers).unwrap();
             assert_eq!(
                 results,
                 (0..TASKS).collect::<Vec<_>>(),
@@ -67,10 +68,10 @@ fn run_parallel_trusts_pop_not_len_for_what_runs() {
 #[test]
 fn run_parallel_treats_a_zero_len_as_empty_and_keeps_every_task_queued() {
     let mut queue = misreporting(|_| 0);
-    assert!(Scheduler::run_parallel(&mut queue, 4).unwrap().is_empty());
+    assert!(run_parallel(&mut queue, 4).unwrap().is_empty());
     assert_eq!(queue.inner.len(), TASKS, "nothing was removed");
     assert_eq!(
-        Scheduler::run_until_empty(&mut queue.inner),
+        run_until_empty(&mut queue.inner),
         (0..TASKS).collect::<Vec<_>>()
     );
 }
@@ -111,10 +112,8 @@ fn a_task_panic_reaches_the_caller_even_when_finished_results_panic_on_drop() {
                 }))
                 .unwrap_or_else(|_| unreachable!());
         }
-        let payload = panic::catch_unwind(AssertUnwindSafe(|| {
-            Scheduler::run_parallel(&mut queue, workers)
-        }))
-        .expect_err("the task panic reaches the caller");
+        let payload = panic::catch_unwind(AssertUnwindSafe(|| run_parallel(&mut queue, workers)))
+            .expect_err("the task panic reaches the caller");
         let message = payload
             .downcast_ref::<String>()
             .expect("assert_ne! formats");
@@ -153,9 +152,8 @@ fn when_several_tasks_panic_the_one_removed_first_wins() {
         for task in tasks {
             queue.try_push(task).unwrap_or_else(|_| unreachable!());
         }
-        let payload =
-            panic::catch_unwind(AssertUnwindSafe(|| Scheduler::run_parallel(&mut queue, 2)))
-                .expect_err("both tasks panic");
+        let payload = panic::catch_unwind(AssertUnwindSafe(|| run_parallel(&mut queue, 2)))
+            .expect_err("both tasks panic");
         assert_eq!(payload.downcast_ref::<&str>(), Some(&"task 0"));
     }
 }

@@ -11,10 +11,10 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::task::{Poll, Waker};
 use std::thread::{self, ThreadId};
 
-use dinah::{
-    CapacityError, ExecutorConfig, JoinFailure, LocalExecutor, TaskFailureKind, TrySpawnError,
-    yield_now,
-};
+use dinah::executor::ExecutorConfig;
+use dinah::queue::CapacityError;
+use dinah::task::TaskFailureKind;
+use dinah::{JoinError, LocalExecutor, SpawnError, yield_now};
 
 mod support;
 
@@ -51,16 +51,22 @@ async fn forever() {
 #[test]
 fn handles_give_values_errors_and_failure_kinds() {
     let executor = LocalExecutor::new();
-    let value = executor.spawn(async { Ok::<_, ()>(7) }).unwrap();
-    let unit = executor.spawn(async {}).unwrap();
-    let error = executor.spawn(async { Err::<(), _>("bad input") }).unwrap();
+    let value = executor.try_spawn(async { Ok::<_, ()>(7) }).unwrap();
+    let unit = executor.try_spawn(async {}).unwrap();
+    let error = executor
+        .try_spawn(async { Err::<(), _>("bad input") })
+        .unwrap();
     let (value, unit, error) = executor.block_on(async { (value.await, unit.await, error.await) });
-    assert_eq!(value, Ok(7));
+    assert_eq!(value, Ok(Ok(7)));
     assert_eq!(unit, Ok(()));
-    let failure = error.unwrap_err();
-    assert_eq!(failure, JoinFailure::Returned("bad input"));
-    assert_eq!(failure.kind(), TaskFailureKind::ReturnedError);
-    assert_eq!(failure.to_string(), "task returned an error: bad input");
+    // A returned error is the task's value, not a join failure.
+    assert_eq!(error, Ok(Err("bad input")));
+    let cancelled = executor.try_spawn(forever()).unwrap();
+    assert!(cancelled.cancel());
+    let failure = executor.block_on(cancelled).unwrap_err();
+    assert_eq!(failure, JoinError::Cancelled);
+    assert_eq!(failure.kind(), TaskFailureKind::Cancelled);
+    assert_eq!(failure.to_string(), "task was cancelled before it finished");
 }
 
 #[test]
@@ -73,7 +79,7 @@ fn a_panicking_task_fails_alone_with_its_message() {
         let ran = Rc::clone(&ran);
         handles.push(
             executor
-                .spawn(async move {
+                .try_spawn(async move {
                     yield_now().await;
                     assert!(n != 3, "task {n} fell over");
                     ran.set(ran.get() + 1);
@@ -90,9 +96,9 @@ fn a_panicking_task_fails_alone_with_its_message() {
         if n == 3 {
             let failure = result.unwrap_err();
             assert_eq!(failure.kind(), TaskFailureKind::Panicked);
-            assert_eq!(failure, JoinFailure::Panicked("task 3 fell over".into()));
+            assert_eq!(failure, JoinError::Panicked("task 3 fell over".into()));
         } else {
-            assert_eq!(result, Ok(n));
+            assert_eq!(result, Ok(Ok(n)));
         }
     }
     assert_eq!(executor.live_tasks(), 0);
@@ -106,7 +112,7 @@ fn cancel_drops_the_future_once_and_never_polls_it_again() {
     let handle = {
         let polls = Rc::clone(&polls);
         executor
-            .spawn(async move {
+            .try_spawn(async move {
                 let _probe = probe;
                 // Yields until cancelled (the bound is never reached).
                 while polls.get() < u32::MAX {
@@ -128,7 +134,7 @@ fn cancel_drops_the_future_once_and_never_polls_it_again() {
     assert_eq!(drops.load(Ordering::SeqCst), 1);
     assert!(handle.is_finished());
     assert!(!handle.cancel(), "already over");
-    assert_eq!(executor.block_on(handle), Err(JoinFailure::Cancelled));
+    assert_eq!(executor.block_on(handle), Err(JoinError::Cancelled));
     assert_eq!(polls.get(), 2);
 }
 
@@ -140,7 +146,7 @@ fn a_dropped_handle_detaches_the_task() {
         let done = Rc::clone(&done);
         drop(
             executor
-                .spawn(async move {
+                .try_spawn(async move {
                     yield_now().await;
                     done.set(true);
                 })
@@ -155,7 +161,7 @@ fn a_dropped_handle_detaches_the_task() {
 fn try_take_is_non_blocking_and_hands_out_once() {
     let executor = LocalExecutor::new();
     let mut handle = executor
-        .spawn(async {
+        .try_spawn(async {
             yield_now().await;
             Ok::<_, ()>("done")
         })
@@ -164,7 +170,7 @@ fn try_take_is_non_blocking_and_hands_out_once() {
     executor.tick(usize::MAX);
     assert_eq!(handle.try_take(), None, "one more poll to go");
     executor.tick(usize::MAX);
-    assert_eq!(handle.try_take(), Some(Ok("done")));
+    assert_eq!(handle.try_take(), Some(Ok(Ok("done"))));
     assert_eq!(handle.try_take(), None, "handed out once");
 }
 
@@ -173,16 +179,18 @@ fn a_task_can_spawn_the_next_one() {
     let executor = LocalExecutor::new();
     let spawner = executor.local_spawner();
     let depth = Rc::new(Cell::new(0));
-    fn chain(spawner: dinah::LocalSpawner<'static>, depth: Rc<Cell<u32>>, left: u32) {
+    fn chain(spawner: dinah::executor::LocalSpawner<'static>, depth: Rc<Cell<u32>>, left: u32) {
         let next = spawner.clone();
-        spawner
-            .spawn(async move {
-                depth.set(depth.get() + 1);
-                if left > 0 {
-                    chain(next, depth, left - 1);
-                }
-            })
-            .unwrap();
+        drop(
+            spawner
+                .try_spawn(async move {
+                    depth.set(depth.get() + 1);
+                    if left > 0 {
+                        chain(next, depth, left - 1);
+                    }
+                })
+                .unwrap(),
+        );
     }
     chain(spawner, Rc::clone(&depth), 99);
     while executor.tick(usize::MAX).work_remaining {}
@@ -195,12 +203,12 @@ fn block_on_inside_a_task_of_the_same_executor_fails_with_a_message() {
     let executor = Rc::new(LocalExecutor::new());
     let inner = Rc::clone(&executor);
     let handle = executor
-        .spawn(async move {
+        .try_spawn(async move {
             inner.block_on(async {});
         })
         .unwrap();
     let result = executor.block_on(handle);
-    let Err(JoinFailure::Panicked(message)) = result else {
+    let Err(JoinError::Panicked(message)) = result else {
         panic!("expected the nested block_on to fail, got {result:?}");
     };
     assert!(
@@ -216,13 +224,13 @@ fn block_on_inside_a_task_of_the_same_executor_fails_with_a_message() {
 fn block_on_of_another_executor_inside_a_task_is_allowed() {
     let outer = LocalExecutor::new();
     let handle = outer
-        .spawn(async {
+        .try_spawn(async {
             let inner = LocalExecutor::new();
-            let task = inner.spawn(async { Ok::<_, ()>(3) }).unwrap();
+            let task = inner.try_spawn(async { Ok::<_, ()>(3) }).unwrap();
             inner.block_on(task)
         })
         .unwrap();
-    assert_eq!(outer.block_on(handle), Ok(3));
+    assert_eq!(outer.block_on(handle), Ok(Ok(Ok(3))));
 }
 
 #[test]
@@ -232,10 +240,10 @@ fn the_live_task_cap_hands_the_future_back() {
         ..ExecutorConfig::default()
     })
     .unwrap();
-    let _a = executor.spawn(forever()).unwrap();
-    let _b = executor.spawn(forever()).unwrap();
-    let refused = executor.spawn(async { Ok::<_, ()>(9) });
-    let Err(TrySpawnError::Full(future)) = refused else {
+    let _a = executor.try_spawn(forever()).unwrap();
+    let _b = executor.try_spawn(forever()).unwrap();
+    let refused = executor.try_spawn(async { Ok::<_, ()>(9) });
+    let Err(SpawnError::Full(future)) = refused else {
         panic!("expected Full");
     };
     assert_eq!(executor.live_tasks(), 2);
@@ -289,7 +297,7 @@ fn spawner_hands_work_in_from_other_threads() {
         }
         results
     });
-    assert_eq!(results, [Ok(0), Ok(10), Ok(20), Ok(30)]);
+    assert_eq!(results, [Ok(Ok(0)), Ok(Ok(10)), Ok(Ok(20)), Ok(Ok(30))]);
 }
 
 #[test]
@@ -302,14 +310,14 @@ fn a_full_ingress_hands_the_future_back() {
     let spawner = executor.spawner();
     let first = spawner.try_spawn(async { Ok::<_, ()>(1) }).unwrap();
     let second = spawner.try_spawn(async { Ok::<_, ()>(2) }).unwrap();
-    let Err(TrySpawnError::Full(third)) = spawner.try_spawn(async { Ok::<_, ()>(3) }) else {
+    let Err(SpawnError::Full(third)) = spawner.try_spawn(async { Ok::<_, ()>(3) }) else {
         panic!("expected Full");
     };
     // A tick takes the two in; then there is room again.
     executor.tick(usize::MAX);
     let third = spawner.try_spawn(third).unwrap();
     let results = executor.block_on(async { (first.await, second.await, third.await) });
-    assert_eq!(results, (Ok(1), Ok(2), Ok(3)));
+    assert_eq!(results, (Ok(Ok(1)), Ok(Ok(2)), Ok(Ok(3))));
 }
 
 #[test]
@@ -319,7 +327,7 @@ fn submissions_wait_in_the_ingress_while_the_cap_is_reached() {
         ingress_capacity: 4,
     })
     .unwrap();
-    let blocker = executor.spawn(forever()).unwrap();
+    let blocker = executor.try_spawn(forever()).unwrap();
     let mut waiting = executor
         .spawner()
         .try_spawn(async { Ok::<_, ()>("ran") })
@@ -331,7 +339,7 @@ fn submissions_wait_in_the_ingress_while_the_cap_is_reached() {
     assert!(blocker.cancel());
     executor.tick(usize::MAX); // the cancellation frees the room
     while executor.tick(usize::MAX).work_remaining {}
-    assert_eq!(waiting.try_take(), Some(Ok("ran")));
+    assert_eq!(waiting.try_take(), Some(Ok(Ok("ran"))));
 }
 
 #[test]
@@ -348,7 +356,7 @@ fn a_submission_cancelled_before_it_is_taken_in_never_runs() {
             .unwrap()
     };
     assert!(handle.cancel());
-    assert_eq!(executor.block_on(handle), Err(JoinFailure::Cancelled));
+    assert_eq!(executor.block_on(handle), Err(JoinError::Cancelled));
     assert_eq!(ran.load(Ordering::SeqCst), 0);
 }
 
@@ -366,7 +374,7 @@ fn shutdown_drops_everything_once_on_the_executor_thread_and_reports_it() {
         probes.push((drops, thread));
         handles.push(
             executor
-                .spawn(async move {
+                .try_spawn(async move {
                     let _probe = probe;
                     forever().await;
                 })
@@ -412,19 +420,19 @@ fn shutdown_drops_everything_once_on_the_executor_thread_and_reports_it() {
         );
     }
     for mut handle in handles {
-        assert_eq!(handle.try_take(), Some(Err(JoinFailure::Cancelled)));
+        assert_eq!(handle.try_take(), Some(Err(JoinError::Cancelled)));
     }
     for (mut handle, _, _) in remote {
-        assert_eq!(handle.try_take(), Some(Err(JoinFailure::Cancelled)));
+        assert_eq!(handle.try_take(), Some(Err(JoinError::Cancelled)));
     }
     // Closed for good: both doors hand the future back.
     assert!(matches!(
-        executor.spawn(async {}),
-        Err(TrySpawnError::Shutdown(_))
+        executor.try_spawn(async {}),
+        Err(SpawnError::Shutdown(_))
     ));
     assert!(matches!(
         spawner.try_spawn(async {}),
-        Err(TrySpawnError::Shutdown(_))
+        Err(SpawnError::Shutdown(_))
     ));
     assert_eq!(
         executor.shutdown(),
@@ -439,7 +447,7 @@ fn dropping_the_executor_shuts_it_down() {
     let executor = LocalExecutor::new();
     let spawner = executor.spawner();
     let mut handle = executor
-        .spawn(async move {
+        .try_spawn(async move {
             let _probe = probe;
             forever().await;
         })
@@ -447,15 +455,15 @@ fn dropping_the_executor_shuts_it_down() {
     executor.tick(usize::MAX);
     drop(executor);
     assert_eq!(drops.load(Ordering::SeqCst), 1);
-    assert_eq!(handle.try_take(), Some(Err(JoinFailure::Cancelled)));
+    assert_eq!(handle.try_take(), Some(Err(JoinError::Cancelled)));
     let refused = spawner.try_spawn(async {});
-    assert!(matches!(refused, Err(TrySpawnError::Shutdown(_))));
+    assert!(matches!(refused, Err(SpawnError::Shutdown(_))));
 }
 
 #[test]
 fn a_handle_cancels_from_another_thread_and_is_awaited_there() {
     let executor = LocalExecutor::new();
-    let handle = executor.spawn(forever()).unwrap();
+    let handle = executor.try_spawn(forever()).unwrap();
     executor.tick(usize::MAX);
     let barrier = Barrier::new(2);
     thread::scope(|scope| {
@@ -470,7 +478,7 @@ fn a_handle_cancels_from_another_thread_and_is_awaited_there() {
         executor.block_on(async {
             yield_now().await;
         });
-        assert_eq!(waiter.join().unwrap(), Err(JoinFailure::Cancelled));
+        assert_eq!(waiter.join().unwrap(), Err(JoinError::Cancelled));
     });
 }
 
@@ -481,7 +489,7 @@ fn stale_wakes_are_counted_and_ignored() {
     let handle = {
         let parked = Rc::clone(&parked);
         executor
-            .spawn(poll_fn(move |cx| {
+            .try_spawn(poll_fn(move |cx| {
                 *parked.borrow_mut() = Some(cx.waker().clone());
                 Poll::Ready(())
             }))
@@ -495,9 +503,9 @@ fn stale_wakes_are_counted_and_ignored() {
     assert_eq!((report.polled, report.stale_wakes), (0, 1));
     assert_eq!(executor.stale_wakes(), 1);
     // The cell is not reused while this waker lives; a new task is safe.
-    let next = executor.spawn(async { Ok::<_, ()>(1) }).unwrap();
+    let next = executor.try_spawn(async { Ok::<_, ()>(1) }).unwrap();
     waker.wake();
-    assert_eq!(executor.block_on(next), Ok(1));
+    assert_eq!(executor.block_on(next), Ok(Ok(1)));
 }
 
 #[test]
@@ -511,9 +519,12 @@ fn a_panic_in_block_on_s_own_future_unwinds_and_leaves_the_executor_usable() {
     assert_eq!(executor.block_on(async { 1 }), 1);
 }
 
+/// Where a test keeps a handle its task's destructor can look at.
+type HandleSlot = Rc<RefCell<Option<dinah::JoinHandle<Result<(), ()>>>>>;
+
 /// Records, when dropped, whether its task's handle had already resolved.
 struct SeesHandle {
-    handle: Rc<RefCell<Option<dinah::JoinHandle<(), ()>>>>,
+    handle: HandleSlot,
     resolved_at_drop: Rc<Cell<Option<bool>>>,
 }
 
@@ -539,7 +550,7 @@ fn a_task_s_future_is_dropped_before_its_handle_resolves() {
         };
         let panics = ending == "panic";
         let handle = executor
-            .spawn(async move {
+            .try_spawn(async move {
                 let _probe = probe;
                 yield_now().await;
                 assert!(!panics, "ends by panicking");
@@ -572,9 +583,9 @@ fn a_task_s_future_is_dropped_before_its_handle_resolves() {
         );
         let result = handle_slot.borrow_mut().as_mut().unwrap().try_take();
         let expected = if panics {
-            Err(JoinFailure::Panicked("ends by panicking".into()))
+            Err(JoinError::Panicked("ends by panicking".into()))
         } else {
-            Err(JoinFailure::Cancelled)
+            Err(JoinError::Cancelled)
         };
         assert_eq!(result, Some(expected), "{ending}: then resolved");
     }
@@ -649,7 +660,7 @@ fn a_cancelled_task_whose_destructor_panics_resolves_panicked_and_gives_its_plac
     let drops = Arc::new(AtomicUsize::new(0));
     let guard = PanicsOnDrop(Arc::clone(&drops));
     let mut task = executor
-        .spawn(async move {
+        .try_spawn(async move {
             let _guard = guard;
             std::future::pending::<()>().await;
         })
@@ -661,14 +672,14 @@ fn a_cancelled_task_whose_destructor_panics_resolves_panicked_and_gives_its_plac
     assert_eq!(drops.load(Ordering::SeqCst), 1);
     assert_eq!(
         task.try_take(),
-        Some(Err(JoinFailure::Panicked("destructor exploded".into())))
+        Some(Err(JoinError::Panicked("destructor exploded".into())))
     );
     assert_eq!(executor.live_tasks(), 0);
     // Its place under the cap is back.
     let next = executor
-        .spawn(async { Ok::<_, ()>(5) })
+        .try_spawn(async { Ok::<_, ()>(5) })
         .expect("room under the cap");
-    assert_eq!(executor.block_on(next), Ok(5));
+    assert_eq!(executor.block_on(next), Ok(Ok(5)));
     assert_eq!(executor.shutdown().left(), 0);
 }
 
@@ -679,7 +690,7 @@ fn shutdown_resolves_a_task_whose_destructor_panics_and_drops_the_rest() {
     let spawn_guarded = |drops: &Arc<AtomicUsize>| {
         let guard = PanicsOnDrop(Arc::clone(drops));
         executor
-            .spawn(async move {
+            .try_spawn(async move {
                 let _guard = guard;
                 std::future::pending::<()>().await;
             })
@@ -703,9 +714,9 @@ fn shutdown_resolves_a_task_whose_destructor_panics_and_drops_the_rest() {
         (report.cancelled_tasks, report.cancelled_submissions),
         (1 + 1, 1)
     );
-    let panicked = Some(Err(JoinFailure::Panicked("destructor exploded".into())));
+    let panicked = Some(Err(JoinError::Panicked("destructor exploded".into())));
     assert_eq!(panicking.try_take(), panicked);
-    assert_eq!(quiet.try_take(), Some(Err(JoinFailure::Cancelled)));
+    assert_eq!(quiet.try_take(), Some(Err(JoinError::Cancelled)));
     assert_eq!(submitted.try_take(), panicked);
     let dropped = [&first, &second, &third].map(|d| d.load(Ordering::SeqCst));
     assert_eq!(dropped, [1, 2, 1], "each future dropped once");
@@ -718,7 +729,7 @@ fn cancel_returning_true_means_the_handle_says_cancelled() {
     let task = {
         let (in_poll, cancelled) = (Arc::clone(&in_poll), Arc::clone(&cancelled));
         executor
-            .spawn(async move {
+            .try_spawn(async move {
                 // The task's last poll: the other thread cancels during it,
                 // and the poll returns a value anyway.
                 in_poll.wait();
@@ -740,12 +751,12 @@ fn cancel_returning_true_means_the_handle_says_cancelled() {
     executor.tick(usize::MAX);
     assert!(canceller.join().unwrap(), "not finished when cancelled");
     let mut handle = Arc::try_unwrap(handle).unwrap().into_inner().unwrap();
-    assert_eq!(handle.try_take(), Some(Err(JoinFailure::Cancelled)));
+    assert_eq!(handle.try_take(), Some(Err(JoinError::Cancelled)));
     // A finished task cannot be cancelled: `false`, nothing changes.
-    let done = executor.spawn(async { Ok::<_, ()>(1) }).unwrap();
+    let done = executor.try_spawn(async { Ok::<_, ()>(1) }).unwrap();
     executor.tick(usize::MAX);
     assert!(!done.cancel());
-    assert_eq!(executor.block_on(done), Ok(1));
+    assert_eq!(executor.block_on(done), Ok(Ok(1)));
 }
 
 #[test]
@@ -766,7 +777,7 @@ fn a_wake_from_a_thread_local_destructor_reaches_the_task() {
     let task = {
         let woken = Rc::clone(&woken);
         executor
-            .spawn(poll_fn(move |cx| {
+            .try_spawn(poll_fn(move |cx| {
                 if woken.replace(true) {
                     return Poll::Ready(Ok::<_, ()>("woken"));
                 }
@@ -784,14 +795,14 @@ fn a_wake_from_a_thread_local_destructor_reaches_the_task() {
             }))
             .unwrap()
     };
-    assert_eq!(executor.block_on(task), Ok("woken"));
+    assert_eq!(executor.block_on(task), Ok(Ok("woken")));
 }
 
 #[test]
 fn a_wake_from_another_thread_during_a_poll_is_not_the_tasks_own() {
     let executor = LocalExecutor::new();
     let task = executor
-        .spawn(async {
+        .try_spawn(async {
             WokenElsewhere {
                 polls: 0,
                 ready_at: 2,
@@ -809,7 +820,7 @@ fn a_wake_from_another_thread_during_a_poll_is_not_the_tasks_own() {
     );
     let own = executor.tick(usize::MAX);
     assert_eq!((own.self_woken, own.completed), (1, 1));
-    assert_eq!(executor.block_on(task), Ok(()));
+    assert_eq!(executor.block_on(task), Ok(Ok(())));
 }
 
 #[test]
@@ -819,7 +830,7 @@ fn a_task_that_never_ends_is_accepted_and_can_be_cancelled() {
     let mut forever = {
         let spins = Rc::clone(&spins);
         executor
-            .spawn(async move {
+            .try_spawn(async move {
                 loop {
                     spins.set(spins.get() + 1);
                     yield_now().await;
@@ -842,10 +853,10 @@ fn a_task_that_never_ends_is_accepted_and_can_be_cancelled() {
     executor.tick(usize::MAX);
     assert!(matches!(
         forever.try_take(),
-        Some(Err(JoinFailure::Cancelled))
+        Some(Err(JoinError::Cancelled))
     ));
     assert!(matches!(
         executor.block_on(remote),
-        Err(JoinFailure::Cancelled)
+        Err(JoinError::Cancelled)
     ));
 }

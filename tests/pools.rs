@@ -13,10 +13,13 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 use std::time::Duration;
 
+use dinah::pool::{
+    AdmissionBound, BlockingConfig, PoolError, PoolReport, PoolSpawner, PoolStats, ShutdownPolicy,
+};
+use dinah::task::TaskFailureKind;
 use dinah::{
-    AdmissionBound, BlockingConfig, BlockingPool, BoundedQueue, CoreConfig, JoinError,
-    LocalExecutor, PoolError, PoolReport, PoolStats, ShutdownPolicy, SubmitError, Submitter,
-    TaskFailureKind, TaskHandle, WorkerPool,
+    BlockingPool, BoundedQueue, CoreConfig, JoinError, JoinHandle, LocalExecutor, SpawnError,
+    WorkerPool,
 };
 
 mod support;
@@ -28,11 +31,11 @@ trait Pool: Sized {
     const NAME: &'static str;
     /// A pool with `threads` threads and room for `capacity` queued tasks.
     fn build(threads: usize, capacity: usize) -> Self;
-    fn submit<F, R>(&self, f: F) -> Result<TaskHandle<R>, SubmitError<F>>
+    fn spawn<F, R>(&self, f: F) -> Result<JoinHandle<R>, SpawnError<F, std::io::Error>>
     where
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static;
-    fn submitter(&self) -> Submitter;
+    fn spawner(&self) -> PoolSpawner;
     fn stats(&self) -> PoolStats;
     fn shutdown(self, policy: ShutdownPolicy) -> PoolReport;
     fn shutdown_with_deadline(self, policy: ShutdownPolicy, deadline: Duration) -> PoolReport;
@@ -43,15 +46,15 @@ impl Pool for WorkerPool {
     fn build(threads: usize, capacity: usize) -> Self {
         WorkerPool::new(CoreConfig::new(threads).unwrap(), capacity).unwrap()
     }
-    fn submit<F, R>(&self, f: F) -> Result<TaskHandle<R>, SubmitError<F>>
+    fn spawn<F, R>(&self, f: F) -> Result<JoinHandle<R>, SpawnError<F, std::io::Error>>
     where
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        self.try_submit(f)
+        self.try_spawn(f)
     }
-    fn submitter(&self) -> Submitter {
-        WorkerPool::submitter(self)
+    fn spawner(&self) -> PoolSpawner {
+        WorkerPool::spawner(self)
     }
     fn stats(&self) -> PoolStats {
         WorkerPool::stats(self)
@@ -69,15 +72,15 @@ impl Pool for BlockingPool {
     fn build(threads: usize, capacity: usize) -> Self {
         BlockingPool::new(BlockingConfig::new(threads, capacity)).unwrap()
     }
-    fn submit<F, R>(&self, f: F) -> Result<TaskHandle<R>, SubmitError<F>>
+    fn spawn<F, R>(&self, f: F) -> Result<JoinHandle<R>, SpawnError<F, std::io::Error>>
     where
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        self.try_spawn_blocking(f)
+        self.try_spawn(f)
     }
-    fn submitter(&self) -> Submitter {
-        BlockingPool::submitter(self)
+    fn spawner(&self) -> PoolSpawner {
+        BlockingPool::spawner(self)
     }
     fn stats(&self) -> PoolStats {
         BlockingPool::stats(self)
@@ -108,13 +111,13 @@ fn gate() -> (
 
 /// Occupies every one of `threads` threads with a gated task and waits
 /// until all have started. Returns the releases and handles.
-fn occupy<P: Pool>(pool: &P, threads: usize) -> (Vec<Sender<()>>, Vec<TaskHandle<u32>>) {
+fn occupy<P: Pool>(pool: &P, threads: usize) -> (Vec<Sender<()>>, Vec<JoinHandle<u32>>) {
     let mut releases = Vec::new();
     let mut handles = Vec::new();
     for _ in 0..threads {
         let (release, started, task) = gate();
         handles.push(
-            pool.submit(task)
+            pool.spawn(task)
                 .unwrap_or_else(|_| panic!("room for the gate")),
         );
         // One at a time, so each has left the queue before the next comes.
@@ -137,14 +140,11 @@ impl Drop for DropProbe {
 fn submit_join_and_ids<P: Pool>() {
     let pool = P::build(2, 8);
     let handles: Vec<_> = (0..4u64)
-        .map(|n| {
-            pool.submit(move || n * n)
-                .unwrap_or_else(|_| unreachable!())
-        })
+        .map(|n| pool.spawn(move || n * n).unwrap_or_else(|_| unreachable!()))
         .collect();
     let ids: HashSet<u64> = handles.iter().map(|h| h.id().get()).collect();
     assert_eq!(ids.len(), 4, "{}: every task has its own id", P::NAME);
-    let values: Vec<_> = handles.into_iter().map(TaskHandle::join).collect();
+    let values: Vec<_> = handles.into_iter().map(JoinHandle::join).collect();
     assert_eq!(values, [Ok(0), Ok(1), Ok(4), Ok(9)]);
     let report = pool.shutdown(ShutdownPolicy::Drain);
     assert_eq!(
@@ -159,7 +159,7 @@ fn threads_are_named_and_overlap<P: Pool>() {
     let handles: Vec<_> = (0..2)
         .map(|_| {
             let barrier = Arc::clone(&barrier);
-            pool.submit(move || {
+            pool.spawn(move || {
                 // Both tasks must run at once to pass the barrier.
                 barrier.wait();
                 thread::current().name().map(str::to_owned)
@@ -184,9 +184,9 @@ fn full_hands_the_task_back<P: Pool>() {
     let pool = P::build(1, 1);
     let (releases, gates) = occupy(&pool, 1);
     let queued = pool
-        .submit(|| 1u32)
+        .spawn(|| 1u32)
         .unwrap_or_else(|_| panic!("one queued fits"));
-    let Err(SubmitError::Full(task)) = pool.submit(|| 2u32) else {
+    let Err(SpawnError::Full(task)) = pool.spawn(|| 2u32) else {
         panic!("{}: the second queued task must be refused", P::NAME);
     };
     assert_eq!(task(), 2, "handed back intact");
@@ -206,9 +206,9 @@ fn panic_is_the_tasks_failure<P: Pool>() {
     support::quiet_panics_containing(&[BOOM]);
     let pool = P::build(1, 4);
     let failing = pool
-        .submit(|| -> u32 { panic!("{BOOM}") })
+        .spawn(|| -> u32 { panic!("{BOOM}") })
         .unwrap_or_else(|_| unreachable!());
-    let after = pool.submit(|| 5u32).unwrap_or_else(|_| unreachable!());
+    let after = pool.spawn(|| 5u32).unwrap_or_else(|_| unreachable!());
     let failure = failing.join().unwrap_err();
     assert_eq!(failure, JoinError::Panicked(BOOM.to_owned()));
     assert_eq!(failure.kind(), TaskFailureKind::Panicked);
@@ -227,7 +227,7 @@ fn cancel_before_start_never_runs<P: Pool>() {
     let drops = Arc::new(AtomicUsize::new(0));
     let (ran2, probe) = (Arc::clone(&ran), DropProbe(Arc::clone(&drops)));
     let handle = pool
-        .submit(move || {
+        .spawn(move || {
             let _probe = probe;
             ran2.fetch_add(1, Ordering::SeqCst);
         })
@@ -257,36 +257,36 @@ fn drain_runs_everything_accepted<P: Pool>() {
     let handles: Vec<_> = (0..64)
         .map(|_| {
             let ran = Arc::clone(&ran);
-            pool.submit(move || ran.fetch_add(1, Ordering::SeqCst))
+            pool.spawn(move || ran.fetch_add(1, Ordering::SeqCst))
                 .unwrap_or_else(|_| unreachable!())
         })
         .collect();
-    let submitter = pool.submitter();
+    let spawner = pool.spawner();
     let report = pool.shutdown(ShutdownPolicy::Drain);
     assert_eq!(ran.load(Ordering::SeqCst), 64);
     assert_eq!(report.completed, 64);
     assert!(report.unfinished.is_none() && report.handed_back.is_empty());
     assert!(handles.into_iter().all(|h| h.is_finished()));
     // Closed for good.
-    assert!(submitter.is_shutting_down());
-    let Err(SubmitError::ShuttingDown(task)) = submitter.try_submit(|| 3) else {
+    assert!(spawner.is_shut_down());
+    let Err(SpawnError::Shutdown(task)) = spawner.try_spawn(|| 3) else {
         panic!("{}: a shut-down pool refuses", P::NAME);
     };
     assert_eq!(task(), 3);
-    let stats = submitter.stats();
+    let stats = spawner.stats();
     assert_eq!((stats.accepted, stats.rejected, stats.threads), (64, 1, 0));
 }
 
 fn cancel_pending_hands_back_in_order<P: Pool>() {
     let pool = P::build(1, 8);
-    let submitter = pool.submitter();
+    let spawner = pool.spawner();
     // The gate waits until the shutdown has begun, so nothing queued starts.
     let (started_tx, started_rx) = mpsc::channel();
-    let watcher = submitter.clone();
+    let watcher = spawner.clone();
     let gate = pool
-        .submit(move || {
+        .spawn(move || {
             started_tx.send(()).unwrap();
-            while !watcher.is_shutting_down() {
+            while !watcher.is_shut_down() {
                 thread::yield_now();
             }
             "gate"
@@ -297,14 +297,14 @@ fn cancel_pending_hands_back_in_order<P: Pool>() {
     let queued: Vec<_> = (0..3u32)
         .map(|n| {
             let ran = Arc::clone(&ran);
-            pool.submit(move || {
+            pool.spawn(move || {
                 ran.fetch_add(1, Ordering::SeqCst);
                 n
             })
             .unwrap_or_else(|_| unreachable!())
         })
         .collect();
-    let cancelled = pool.submit(|| 99).unwrap_or_else(|_| unreachable!());
+    let cancelled = pool.spawn(|| 99).unwrap_or_else(|_| unreachable!());
     assert!(cancelled.cancel());
     let report = pool.shutdown(ShutdownPolicy::CancelPending);
     assert_eq!(gate.join(), Ok("gate"), "the running task finished");
@@ -317,15 +317,15 @@ fn cancel_pending_hands_back_in_order<P: Pool>() {
     let ids: Vec<_> = report
         .handed_back
         .iter()
-        .map(dinah::Unstarted::id)
+        .map(dinah::pool::Unstarted::id)
         .collect();
-    assert_eq!(ids, queued.iter().map(TaskHandle::id).collect::<Vec<_>>());
+    assert_eq!(ids, queued.iter().map(JoinHandle::id).collect::<Vec<_>>());
     assert_eq!((report.completed, report.cancelled), (1, 4));
     let mut handed_back = report.handed_back.into_iter();
     // Run the first by hand; drop the rest.
     assert!(handed_back.next().unwrap().run());
     drop(handed_back);
-    let outcomes: Vec<_> = queued.into_iter().map(TaskHandle::join).collect();
+    let outcomes: Vec<_> = queued.into_iter().map(JoinHandle::join).collect();
     assert_eq!(
         outcomes,
         [Ok(0), Err(JoinError::Cancelled), Err(JoinError::Cancelled)]
@@ -337,7 +337,7 @@ fn cancel_pending_hands_back_in_order<P: Pool>() {
 fn deadline_reports_what_still_runs<P: Pool>() {
     let pool = P::build(1, 4);
     let (releases, gates) = occupy(&pool, 1);
-    let queued = pool.submit(|| 8u32).unwrap_or_else(|_| unreachable!());
+    let queued = pool.spawn(|| 8u32).unwrap_or_else(|_| unreachable!());
     let gate_id = gates[0].id();
     let report = pool.shutdown_with_deadline(ShutdownPolicy::Drain, Duration::ZERO);
     let unfinished = report.unfinished.expect("the gate is still running");
@@ -363,7 +363,7 @@ fn drop_drains<P: Pool>() {
         handles = (0..16)
             .map(|_| {
                 let ran = Arc::clone(&ran);
-                pool.submit(move || ran.fetch_add(1, Ordering::SeqCst))
+                pool.spawn(move || ran.fetch_add(1, Ordering::SeqCst))
                     .unwrap_or_else(|_| unreachable!())
             })
             .collect();
@@ -381,7 +381,7 @@ fn handle_is_a_future<P: Pool>() {
     let pool = P::build(2, 8);
     let (releases, gates) = occupy(&pool, 1);
     let executor = LocalExecutor::new();
-    let quick = pool.submit(|| "quick").unwrap_or_else(|_| unreachable!());
+    let quick = pool.spawn(|| "quick").unwrap_or_else(|_| unreachable!());
     let release = releases.into_iter().next().unwrap();
     let gate = gates.into_iter().next().unwrap();
     // The executor parks while the gate runs; the pool thread that finishes
@@ -397,15 +397,15 @@ fn handle_is_a_future<P: Pool>() {
 
 fn submit_from_many_threads_counts_add_up<P: Pool>() {
     let pool = P::build(2, 16);
-    let submitter = pool.submitter();
+    let spawner = pool.spawner();
     let accepted = AtomicUsize::new(0);
     let joined = AtomicUsize::new(0);
     thread::scope(|s| {
         for _ in 0..4 {
-            let (submitter, accepted, joined) = (submitter.clone(), &accepted, &joined);
+            let (spawner, accepted, joined) = (spawner.clone(), &accepted, &joined);
             s.spawn(move || {
                 for n in 0..50u32 {
-                    if let Ok(handle) = submitter.try_submit(move || n) {
+                    if let Ok(handle) = spawner.try_spawn(move || n) {
                         accepted.fetch_add(1, Ordering::SeqCst);
                         assert_eq!(handle.join(), Ok(n));
                         joined.fetch_add(1, Ordering::SeqCst);
@@ -415,7 +415,7 @@ fn submit_from_many_threads_counts_add_up<P: Pool>() {
         }
     });
     let report = pool.shutdown(ShutdownPolicy::Drain);
-    let stats = submitter.stats();
+    let stats = spawner.stats();
     assert_eq!(stats.accepted, accepted.load(Ordering::SeqCst) as u64);
     assert_eq!(stats.accepted + stats.rejected, 200);
     assert_eq!(report.completed, stats.accepted);
@@ -439,8 +439,8 @@ fn a_detached_result_whose_destructor_panics_costs_no_thread<P: Pool>() {
     let pool = P::build(1, 4);
     // Its handle is dropped: the result is dropped by the pool, and its
     // destructor's panic must not take the thread with it.
-    drop(pool.submit(|| ExplodesOnDrop).unwrap());
-    let next = pool.submit(|| 5).unwrap_or_else(|_| panic!("room"));
+    drop(pool.spawn(|| ExplodesOnDrop).unwrap());
+    let next = pool.spawn(|| 5).unwrap_or_else(|_| panic!("room"));
     assert_eq!(next.join(), Ok(5), "{}: the thread still serves", P::NAME);
     let report = pool.shutdown(ShutdownPolicy::Drain);
     assert_eq!((report.completed, report.panicked), (2, 0), "{}", P::NAME);
@@ -464,7 +464,7 @@ fn dropping_the_last_owner_from_its_own_task_returns<P: Pool + Send + 'static>()
         .unwrap()
         .as_ref()
         .unwrap()
-        .submit(task)
+        .spawn(task)
         .unwrap_or_else(|_| panic!("room"));
     done_rx.recv().expect("the drop returned inside the task");
     assert_eq!(handle.join(), Ok(()), "{}", P::NAME);
@@ -473,9 +473,7 @@ fn dropping_the_last_owner_from_its_own_task_returns<P: Pool + Send + 'static>()
 fn a_handle_resolves_after_its_place_and_counts_are_settled<P: Pool>() {
     let pool = P::build(1, 1);
     for round in 0..20 {
-        let handle = pool
-            .submit(move || round)
-            .unwrap_or_else(|_| panic!("room"));
+        let handle = pool.spawn(move || round).unwrap_or_else(|_| panic!("room"));
         assert_eq!(handle.join(), Ok(round));
         // Everything about the job is settled before its handle resolves.
         let stats = pool.stats();
@@ -652,7 +650,7 @@ fn batch_from_inside_a_worker_does_not_wait_on_itself() {
     let pool = Arc::new(WorkerPool::new(CoreConfig::new(1).unwrap(), 4).unwrap());
     let inner = Arc::clone(&pool);
     let handle = pool
-        .try_submit(move || {
+        .try_spawn(move || {
             let mut queue = queue_of(
                 (0..5u32).map(|n| Box::new(move || n + 1) as Box<dyn FnOnce() -> u32 + Send>),
             );
@@ -684,7 +682,7 @@ fn blocking_threads_start_on_demand_up_to_the_limit() {
     let handles: Vec<_> = (0..3)
         .map(|_| {
             let barrier = Arc::clone(&barrier);
-            pool.try_spawn_blocking(move || barrier.wait().is_leader())
+            pool.try_spawn(move || barrier.wait().is_leader())
                 .unwrap_or_else(|_| unreachable!())
         })
         .collect();
@@ -701,13 +699,8 @@ fn blocking_threads_start_on_demand_up_to_the_limit() {
 fn queued_bound_admits_capacity_beyond_the_running_jobs() {
     let pool = BlockingPool::new(BlockingConfig::new(2, 1)).unwrap();
     let (releases, gates) = occupy(&pool, 2);
-    let queued = pool
-        .try_spawn_blocking(|| 1u32)
-        .unwrap_or_else(|_| unreachable!());
-    assert!(matches!(
-        pool.try_spawn_blocking(|| 2u32),
-        Err(SubmitError::Full(_))
-    ));
+    let queued = pool.try_spawn(|| 1u32).unwrap_or_else(|_| unreachable!());
+    assert!(matches!(pool.try_spawn(|| 2u32), Err(SpawnError::Full(_))));
     releases.iter().for_each(|r| r.send(()).unwrap());
     assert_eq!(queued.join(), Ok(1));
     assert!(gates.into_iter().all(|g| g.join() == Ok(7)));
@@ -721,7 +714,7 @@ fn in_flight_bound_counts_running_jobs() {
     let stats = pool.stats();
     assert_eq!((stats.queued, stats.active), (0, 2));
     // Two running fill the limit although the queue is empty.
-    let Err(SubmitError::Full(task)) = pool.try_spawn_blocking(|| 3u32) else {
+    let Err(SpawnError::Full(task)) = pool.try_spawn(|| 3u32) else {
         panic!("in-flight limit reached");
     };
     releases.iter().for_each(|r| r.send(()).unwrap());
@@ -729,7 +722,7 @@ fn in_flight_bound_counts_running_jobs() {
     // Room again once a job finished.
     let mut task = task;
     let handle = loop {
-        match pool.try_spawn_blocking(task) {
+        match pool.try_spawn(task) {
             Ok(handle) => break handle,
             Err(refused) => {
                 task = refused.into_inner();
@@ -746,19 +739,19 @@ fn an_in_flight_place_is_free_when_the_handle_resolves() {
         BlockingPool::new(BlockingConfig::new(1, 1).bound(AdmissionBound::InFlight)).unwrap();
     for round in 0..20 {
         let handle = pool
-            .try_spawn_blocking(move || round)
+            .try_spawn(move || round)
             .unwrap_or_else(|_| panic!("round {round}: the place of the last job is free"));
         assert_eq!(handle.join(), Ok(round));
     }
     // And from the waker the pool calls: a task awaiting a job submits the
     // next one as soon as it is woken.
     let executor = LocalExecutor::new();
-    let submitter = pool.submitter();
+    let spawner = pool.spawner();
     let chained = executor.block_on(async move {
         let mut last = 0;
         for round in 0..5u32 {
-            let handle = submitter
-                .try_submit(move || round)
+            let handle = spawner
+                .try_spawn(move || round)
                 .unwrap_or_else(|_| panic!("round {round}: refused"));
             last = handle.await.unwrap();
         }
@@ -772,7 +765,7 @@ fn keep_alive_zero_lets_threads_leave_and_new_ones_start() {
     let config = BlockingConfig::new(2, 4).keep_alive(Duration::ZERO);
     let pool = BlockingPool::new(config).unwrap();
     let name = |pool: &BlockingPool| {
-        pool.try_spawn_blocking(|| thread::current().name().map(str::to_owned))
+        pool.try_spawn(|| thread::current().name().map(str::to_owned))
             .unwrap_or_else(|_| unreachable!())
             .join()
             .unwrap()
@@ -796,17 +789,10 @@ fn keep_alive_zero_lets_threads_leave_and_new_ones_start() {
 fn full_pool_refusal_leaves_the_queue_unchanged() {
     let pool = BlockingPool::new(BlockingConfig::new(1, 2)).unwrap();
     let (releases, gates) = occupy(&pool, 1);
-    let a = pool
-        .try_spawn_blocking(|| 'a')
-        .unwrap_or_else(|_| unreachable!());
-    let b = pool
-        .try_spawn_blocking(|| 'b')
-        .unwrap_or_else(|_| unreachable!());
+    let a = pool.try_spawn(|| 'a').unwrap_or_else(|_| unreachable!());
+    let b = pool.try_spawn(|| 'b').unwrap_or_else(|_| unreachable!());
     for _ in 0..100 {
-        assert!(matches!(
-            pool.try_spawn_blocking(|| 'x'),
-            Err(SubmitError::Full(_))
-        ));
+        assert!(matches!(pool.try_spawn(|| 'x'), Err(SpawnError::Full(_))));
     }
     let stats = pool.stats();
     assert_eq!((stats.queued, stats.rejected, stats.accepted), (2, 100, 3));

@@ -6,7 +6,8 @@
 
 use std::panic::{self, AssertUnwindSafe};
 
-use dinah::{FifoQueue, QueuePushError, Scheduler, SchedulerExt};
+use dinah::queue::{FifoQueue, QueuePushError};
+use dinah::queue::{drain, run_parallel, run_until_empty};
 
 mod support;
 use support::models::{self, Bounded, CAP, Fixed, QueueFamily as Family};
@@ -75,7 +76,7 @@ fn sequential_drain_runs_in_fifo_order<F: Family>() {
             .unwrap_or_else(|_| unreachable!());
     }
     let mut seen = Vec::new();
-    assert_eq!(Scheduler::drain(&mut queue, |i, r| seen.push((i, r))), CAP);
+    assert_eq!(drain(&mut queue, |i, r| seen.push((i, r))), CAP);
     let expected: Vec<_> = (0..CAP)
         .map(|n| (n, if n % 2 == 0 { Ok(n) } else { Err(n) }))
         .collect();
@@ -89,10 +90,10 @@ fn a_panicking_task_leaves_later_ones_queued<F: Family>() {
     for task in tasks {
         queue.try_push(task).unwrap();
     }
-    let outcome = panic::catch_unwind(AssertUnwindSafe(|| Scheduler::run_until_empty(&mut queue)));
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| run_until_empty(&mut queue)));
     assert!(outcome.is_err());
     assert_eq!(queue.len(), 1);
-    assert_eq!(Scheduler::run_until_empty(&mut queue), [3]);
+    assert_eq!(run_until_empty(&mut queue), [3]);
 }
 
 fn run_parallel_returns_fifo_results<F: Family>() {
@@ -103,7 +104,7 @@ fn run_parallel_returns_fifo_results<F: Family>() {
                 .try_push(Box::new(move || n * 3))
                 .unwrap_or_else(|_| unreachable!());
         }
-        let results = Scheduler::run_parallel(&mut queue, workers).unwrap();
+        let results = run_parallel(&mut queue, workers).unwrap();
         assert_eq!(results, (0..CAP).map(|n| n * 3).collect::<Vec<_>>());
         assert!(queue.is_empty());
     }

@@ -16,7 +16,8 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use dinah::{Cause, ManualClock, Recorder, TaskId, TelemetryConfig, Thresholds, Verdict};
+use dinah::TaskId;
+use dinah::telemetry::{Cause, ManualClock, Recorder, TelemetryConfig, Thresholds, Verdict};
 use relay_stall::{CONNECTIONS, Case, run_case};
 
 /// Short enough that the lost wake shows after seven rounds (the healthy

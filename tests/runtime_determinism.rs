@@ -5,11 +5,14 @@
 use std::sync::Barrier;
 use std::thread;
 
-use dinah::{
-    BoundedQueue, MetricsSnapshot, QueuePushError, RuntimeMetrics, Scheduler, SchedulerExt, Shared,
-    TaskFailure, TaskFailureKind, TaskId, TaskQueue, TraceBuffer, TraceEvent, TraceEventKind,
-    TraceRecordError,
+use dinah::queue::QueuePushError;
+use dinah::queue::run_parallel;
+use dinah::sync::Shared;
+use dinah::task::{TaskFailure, TaskFailureKind};
+use dinah::telemetry::{
+    MetricsSnapshot, RuntimeMetrics, TraceBuffer, TraceEvent, TraceEventKind, TraceRecordError,
 };
+use dinah::{BoundedQueue, TaskId, TaskQueue};
 
 const TASKS: u64 = 64;
 /// Miri interprets every instruction: the same checks, fewer rounds.
@@ -49,7 +52,7 @@ fn run_parallel_gives_the_same_fifo_results_every_time() {
                     .try_push(move || task_result(index))
                     .unwrap_or_else(|_| unreachable!());
             }
-            let results = Scheduler::run_parallel(&mut queue, workers).unwrap();
+            let results = run_parallel(&mut queue, workers).unwrap();
             assert_eq!(
                 results, expected,
                 "workers {workers}, repetition {repetition}"

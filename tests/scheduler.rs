@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::thread;
 
-use dinah::{BoundedQueue, Executor, ParallelError, Scheduler, SchedulerExt, TaskQueue};
+use dinah::queue::{ParallelError, run_next, run_parallel, run_until_empty};
+use dinah::{BoundedQueue, TaskQueue};
 
 mod support;
 use support::HookedQueue;
@@ -26,27 +27,47 @@ fn queue_of<'a, R>(tasks: Vec<Task<'a, R>>) -> BoundedQueue<Task<'a, R>> {
 }
 
 #[test]
-fn executor_runs_once_and_returns_errors_unchanged() {
+fn run_next_runs_the_oldest_once_and_returns_its_error_unchanged() {
     let calls = AtomicUsize::new(0);
-    let result: Result<u8, String> = Executor::run(|| {
-        calls.fetch_add(1, Ordering::Relaxed);
-        Err("kept as is".to_owned())
-    });
-    assert_eq!(result, Err("kept as is".to_owned()));
+    let mut queue: TaskQueue<Box<dyn FnOnce() -> Result<u8, String> + '_>, 2> = TaskQueue::new();
+    queue
+        .try_push(Box::new(|| {
+            calls.fetch_add(1, Ordering::Relaxed);
+            Err("kept as is".to_owned())
+        }))
+        .unwrap_or_else(|_| unreachable!());
+    queue
+        .try_push(Box::new(|| Ok(2)))
+        .unwrap_or_else(|_| unreachable!());
+    assert_eq!(run_next(&mut queue), Some(Err("kept as is".to_owned())));
+    assert_eq!(calls.load(Ordering::Relaxed), 1);
+    assert_eq!(run_next(&mut queue), Some(Ok(2)));
+    assert_eq!(run_next(&mut queue), None);
     assert_eq!(calls.load(Ordering::Relaxed), 1);
 }
 
 #[test]
-fn executor_panics_reach_the_caller() {
+fn run_next_panics_reach_the_caller_and_leave_the_rest_queued() {
+    let mut queue: TaskQueue<fn() -> u8, 2> = TaskQueue::new();
+    queue
+        .try_push(|| panic!("queued task"))
+        .unwrap_or_else(|_| unreachable!());
+    queue.try_push(|| 7).unwrap_or_else(|_| unreachable!());
     let payload =
-        panic::catch_unwind(|| Executor::run(|| panic!("executor task"))).expect_err("must unwind");
-    assert_eq!(payload.downcast_ref::<&str>(), Some(&"executor task"));
+        panic::catch_unwind(AssertUnwindSafe(|| run_next(&mut queue))).expect_err("must unwind");
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"queued task"));
+    assert_eq!(queue.len(), 1);
+    assert_eq!(run_next(&mut queue), Some(7));
 }
 
 #[test]
-fn schedule_runs_on_the_callers_thread_immediately() {
+fn run_next_runs_on_the_callers_thread() {
     let caller = thread::current().id();
-    assert_eq!(Scheduler::schedule(|| thread::current().id()), caller);
+    let mut queue: TaskQueue<fn() -> thread::ThreadId, 1> = TaskQueue::new();
+    queue
+        .try_push(|| thread::current().id())
+        .unwrap_or_else(|_| unreachable!());
+    assert_eq!(run_next(&mut queue), Some(caller));
 }
 
 #[test]
@@ -63,7 +84,7 @@ fn sequential_drain_keeps_fifo_and_task_errors() {
             })
             .unwrap_or_else(|_| unreachable!());
     }
-    let results = Scheduler::run_until_empty(&mut queue);
+    let results = run_until_empty(&mut queue);
     assert_eq!(
         results,
         [
@@ -75,7 +96,7 @@ fn sequential_drain_keeps_fifo_and_task_errors() {
         ]
     );
     assert!(queue.is_empty());
-    assert!(Scheduler::run_until_empty(&mut queue).is_empty());
+    assert!(run_until_empty(&mut queue).is_empty());
 }
 
 #[test]
@@ -86,7 +107,7 @@ fn sequential_drain_needs_no_send() {
     queue
         .try_push(move || *captured + 1)
         .unwrap_or_else(|_| unreachable!());
-    assert_eq!(Scheduler::run_until_empty(&mut queue), [6]);
+    assert_eq!(run_until_empty(&mut queue), [6]);
 }
 
 #[test]
@@ -103,11 +124,11 @@ fn sequential_drain_panic_leaves_later_tasks_queued() {
         })
         .collect();
     let mut queue = queue_of(tasks);
-    let outcome = panic::catch_unwind(AssertUnwindSafe(|| Scheduler::run_until_empty(&mut queue)));
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| run_until_empty(&mut queue)));
     assert!(outcome.is_err());
     assert_eq!(*ran.lock().unwrap(), [0, 1, 2]);
     assert_eq!(queue.len(), 2);
-    assert_eq!(Scheduler::run_until_empty(&mut queue), [3, 4]);
+    assert_eq!(run_until_empty(&mut queue), [3, 4]);
 }
 
 #[test]
@@ -125,10 +146,7 @@ fn run_parallel_overlaps_two_tasks() {
         }),
     ];
     let mut queue = queue_of(tasks);
-    assert_eq!(
-        Scheduler::run_parallel(&mut queue, 2).unwrap(),
-        ["first", "second"]
-    );
+    assert_eq!(run_parallel(&mut queue, 2).unwrap(), ["first", "second"]);
     assert!(queue.is_empty());
 }
 
@@ -146,7 +164,7 @@ fn run_parallel_runs_each_task_exactly_once() {
             })
             .collect();
         let mut queue = queue_of(tasks);
-        let results = Scheduler::run_parallel(&mut queue, workers).unwrap();
+        let results = run_parallel(&mut queue, workers).unwrap();
         assert_eq!(results, (0..counts.len()).collect::<Vec<_>>());
     }
     assert!(counts.iter().all(|c| c.load(Ordering::Relaxed) == 4));
@@ -174,7 +192,7 @@ fn run_parallel_preserves_task_error_identity() {
         })
         .collect();
     let mut queue = queue_of(tasks);
-    let results = Scheduler::run_parallel(&mut queue, 3).unwrap();
+    let results = run_parallel(&mut queue, 3).unwrap();
     for (task, result) in results.into_iter().enumerate() {
         if task % 3 == 0 {
             assert_eq!(
@@ -198,7 +216,7 @@ fn run_parallel_rejects_zero_workers_and_leaves_the_queue_alone() {
     })];
     let mut queue = queue_of(tasks);
     assert!(matches!(
-        Scheduler::run_parallel(&mut queue, 0),
+        run_parallel(&mut queue, 0),
         Err(ParallelError::ZeroMaxWorkers)
     ));
     assert_eq!((queue.len(), ran.load(Ordering::Relaxed)), (1, 0));
@@ -207,7 +225,7 @@ fn run_parallel_rejects_zero_workers_and_leaves_the_queue_alone() {
 #[test]
 fn run_parallel_on_an_empty_queue_returns_nothing() {
     let mut queue: BoundedQueue<fn() -> u8> = BoundedQueue::new(4).unwrap();
-    assert!(Scheduler::run_parallel(&mut queue, 4).unwrap().is_empty());
+    assert!(run_parallel(&mut queue, 4).unwrap().is_empty());
 }
 
 #[test]
@@ -223,7 +241,7 @@ fn one_worker_keeps_fifo_across_the_whole_call() {
         })
         .collect();
     let mut queue = queue_of(tasks);
-    let results = Scheduler::run_parallel(&mut queue, 1).unwrap();
+    let results = run_parallel(&mut queue, 1).unwrap();
     assert_eq!(*started.lock().unwrap(), (0..50).collect::<Vec<_>>());
     assert_eq!(results, (0..50).map(|i| i * 2).collect::<Vec<_>>());
 }
@@ -253,7 +271,7 @@ fn never_more_than_max_workers_tasks_run_at_once() {
             })
             .collect();
         let mut queue = queue_of(tasks);
-        let results = Scheduler::run_parallel(&mut queue, limit).unwrap();
+        let results = run_parallel(&mut queue, limit).unwrap();
         assert_eq!(results, (0..60).collect::<Vec<_>>());
         assert_eq!(peak.load(Ordering::SeqCst), limit, "limit {limit}");
     }
@@ -272,7 +290,7 @@ fn workers_are_at_most_the_queued_tasks_and_never_the_caller() {
         })
         .collect();
     let mut queue = queue_of(tasks);
-    Scheduler::run_parallel(&mut queue, 64).unwrap();
+    run_parallel(&mut queue, 64).unwrap();
     drop(queue);
     let threads = threads.into_inner().unwrap();
     assert!((1..=3).contains(&threads.len()));
@@ -292,10 +310,10 @@ fn one_worker_panic_resumes_and_keeps_the_rest_queued_in_order() {
         })
         .collect();
     let mut queue = queue_of(tasks);
-    let payload = panic::catch_unwind(AssertUnwindSafe(|| Scheduler::run_parallel(&mut queue, 1)))
+    let payload = panic::catch_unwind(AssertUnwindSafe(|| run_parallel(&mut queue, 1)))
         .expect_err("the task panic reaches the caller");
     assert_eq!(payload.downcast_ref::<&str>(), Some(&"task one"));
-    assert_eq!(Scheduler::run_until_empty(&mut queue), [2, 3, 4]);
+    assert_eq!(run_until_empty(&mut queue), [2, 3, 4]);
 }
 
 #[test]
@@ -322,7 +340,7 @@ fn parallel_panic_finishes_removed_tasks_and_keeps_the_rest_in_order() {
         })
         .collect();
     let mut queue = queue_of(tasks);
-    let payload = panic::catch_unwind(AssertUnwindSafe(|| Scheduler::run_parallel(&mut queue, 2)))
+    let payload = panic::catch_unwind(AssertUnwindSafe(|| run_parallel(&mut queue, 2)))
         .expect_err("the task panic reaches the caller");
     assert_eq!(payload.downcast_ref::<&str>(), Some(&"task one"));
 
@@ -345,7 +363,7 @@ fn parallel_panic_finishes_removed_tasks_and_keeps_the_rest_in_order() {
     // Everything not removed is still queued, in order.
     assert_eq!(queue.len(), TASKS - removed);
     assert_eq!(
-        Scheduler::run_until_empty(&mut queue),
+        run_until_empty(&mut queue),
         (removed..TASKS).collect::<Vec<_>>()
     );
 }
@@ -357,7 +375,7 @@ fn the_fixed_capacity_core_queue_plugs_into_run_parallel() {
     for task in tasks {
         queue.try_push(task).unwrap();
     }
-    assert_eq!(Scheduler::run_parallel(&mut queue, 2).unwrap(), [1, 2, 3]);
+    assert_eq!(run_parallel(&mut queue, 2).unwrap(), [1, 2, 3]);
     assert!(queue.is_empty());
 }
 
@@ -374,7 +392,7 @@ fn a_panicking_queue_stops_the_run_instead_of_being_trusted_again() {
         .collect();
     let mut queue = HookedQueue::new(tasks);
     queue.before_pop = |call| assert_ne!(call, 3, "the queue itself failed");
-    let payload = panic::catch_unwind(AssertUnwindSafe(|| Scheduler::run_parallel(&mut queue, 2)))
+    let payload = panic::catch_unwind(AssertUnwindSafe(|| run_parallel(&mut queue, 2)))
         .expect_err("the queue's panic reaches the caller");
     assert_eq!(
         payload.downcast_ref::<String>().map(String::as_str),

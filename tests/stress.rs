@@ -1,7 +1,8 @@
 //! 100,000 tasks through `run_parallel` at several worker limits, every
 //! result checked.
 
-use dinah::{BoundedQueue, Scheduler, SchedulerExt};
+use dinah::BoundedQueue;
+use dinah::queue::run_parallel;
 
 /// Miri interprets every instruction: the same check on fewer tasks.
 const TASKS: u64 = if cfg!(miri) { 400 } else { 100_000 };
@@ -23,7 +24,7 @@ fn hundred_thousand_tasks_at_several_worker_limits() {
                 .try_push(move || expected(index))
                 .unwrap_or_else(|_| unreachable!());
         }
-        let results = Scheduler::run_parallel(&mut queue, workers).unwrap();
+        let results = run_parallel(&mut queue, workers).unwrap();
         assert_eq!(results.len(), TASKS as usize);
         for (index, result) in (0..TASKS).zip(&results) {
             assert_eq!(*result, expected(index), "workers {workers}, task {index}");

@@ -12,7 +12,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::thread;
 
-use dinah::{BoundedQueue, CancellationHandle, QueuePushError, Scheduler, SchedulerExt};
+use dinah::BoundedQueue;
+use dinah::queue::QueuePushError;
+use dinah::sync::CancellationHandle;
 
 mod support;
 
@@ -140,8 +142,8 @@ fn run_case(case: &Case) {
             });
         }
         panic::catch_unwind(AssertUnwindSafe(|| match case.runner {
-            Runner::Sequential => Scheduler::run_until_empty(&mut queue),
-            Runner::Parallel(workers) => Scheduler::run_parallel(&mut queue, workers).unwrap(),
+            Runner::Sequential => run_until_empty(&mut queue),
+            Runner::Parallel(workers) => run_parallel(&mut queue, workers).unwrap(),
             Runner::Pool(workers) => {
                 dinah::WorkerPool::new(dinah::CoreConfig::new(workers).unwrap(), 1)
                     .unwrap()
@@ -177,7 +179,7 @@ fn run_case(case: &Case) {
                 assert_eq!(ran, subject + 1, "{label}: one at a time stops at once");
             }
             assert_eq!(queue.len(), TASKS - ran, "{label}");
-            let rest = Scheduler::run_until_empty(&mut queue);
+            let rest = run_until_empty(&mut queue);
             assert_eq!(
                 rest,
                 (ran..TASKS).map(|i| Ok(expected(i))).collect::<Vec<_>>(),
@@ -265,7 +267,8 @@ fn worker_pool_batch_more_workers_than_tasks() {
 use std::future::{Future, poll_fn};
 use std::task::Poll;
 
-use dinah::{AsyncExecutor, SpawnError, TaskRef, TaskState};
+use dinah::executor::TaskRef;
+use dinah::{AsyncExecutor, SpawnError, TaskState};
 use support::models::{EXECUTOR_SLOTS, fresh_queue};
 
 /// Counts its own drop.
@@ -327,7 +330,7 @@ fn run_executor_case(outcome: Outcome, cancel: Cancel, position: Position) {
         let mut ids = Vec::new();
         let mut handed_back: Option<TaskRef<'_, Result<usize, usize>>> = None;
         for slot in &mut storage {
-            match executor.spawn(slot.as_mut()) {
+            match executor.try_spawn(slot.as_mut()) {
                 Ok(id) => ids.push(id),
                 Err(SpawnError::Full(task)) => handed_back = Some(task),
                 Err(other) => panic!("{label}: {other}"),
@@ -388,7 +391,7 @@ fn run_executor_case(outcome: Outcome, cancel: Cancel, position: Position) {
         }
         // The handed-back task runs once a slot is free.
         let late = executor
-            .spawn(handed_back)
+            .try_spawn(handed_back)
             .unwrap_or_else(|_| panic!("{label}: a slot is free"));
         while executor.tick(usize::MAX).work_remaining {}
         assert_eq!(
@@ -422,7 +425,8 @@ fn async_executor() {
 
 // The hosted LocalExecutor, capped at 4 live tasks: the fifth is handed back.
 
-use dinah::{ExecutorConfig, JoinFailure, LocalExecutor, TrySpawnError};
+use dinah::executor::ExecutorConfig;
+use dinah::{JoinError, LocalExecutor};
 
 fn run_local_case(outcome: Outcome, cancel: Cancel, position: Position) {
     let label = format!("{outcome:?} / cancel {cancel:?} / {position:?} / LocalExecutor");
@@ -441,9 +445,9 @@ fn run_local_case(outcome: Outcome, cancel: Cancel, position: Position) {
         let mut handles = Vec::new();
         let mut handed_back = None;
         for index in 0..=CAP {
-            match executor.spawn(task(index)) {
+            match executor.try_spawn(task(index)) {
                 Ok(handle) => handles.push(handle),
-                Err(TrySpawnError::Full(task)) => handed_back = Some(task),
+                Err(SpawnError::Full(task)) => handed_back = Some(task),
                 Err(other) => panic!("{label}: {other}"),
             }
         }
@@ -468,10 +472,10 @@ fn run_local_case(outcome: Outcome, cancel: Cancel, position: Position) {
         }
         let results: Vec<_> = handles.iter_mut().map(|h| h.try_take()).collect();
         let expected = match (cancel, outcome) {
-            (Cancel::BeforeStart | Cancel::WhileRunning, _) => Err(JoinFailure::Cancelled),
-            (Cancel::Never, Outcome::Ok) => Ok(subject),
-            (Cancel::Never, Outcome::Err) => Err(JoinFailure::Returned(subject)),
-            (Cancel::Never, Outcome::Panic) => Err(JoinFailure::Panicked(SUBJECT_PANIC.into())),
+            (Cancel::BeforeStart | Cancel::WhileRunning, _) => Err(JoinError::Cancelled),
+            (Cancel::Never, Outcome::Ok) => Ok(Ok(subject)),
+            (Cancel::Never, Outcome::Err) => Ok(Err(subject)),
+            (Cancel::Never, Outcome::Panic) => Err(JoinError::Panicked(SUBJECT_PANIC.into())),
         };
         assert_eq!(results[subject], Some(expected), "{label}");
         let subject_polls = polls[subject].load(Ordering::SeqCst);
@@ -481,16 +485,16 @@ fn run_local_case(outcome: Outcome, cancel: Cancel, position: Position) {
             Cancel::Never => assert_eq!(subject_polls, 2, "{label}"),
         }
         for (index, result) in results.iter().enumerate().filter(|&(i, _)| i != subject) {
-            assert_eq!(result, &Some(Ok(index)), "{label}: {index}");
+            assert_eq!(result, &Some(Ok(Ok(index))), "{label}: {index}");
         }
         // A finished handle cannot cancel any more.
         assert!(!handles[subject].cancel(), "{label}");
         // The handed-back task runs once there is room.
         let mut late = executor
-            .spawn(handed_back)
+            .try_spawn(handed_back)
             .unwrap_or_else(|_| panic!("{label}: there is room"));
         while executor.tick(usize::MAX).work_remaining {}
-        assert_eq!(late.try_take(), Some(Ok(CAP)), "{label}");
+        assert_eq!(late.try_take(), Some(Ok(Ok(CAP))), "{label}");
         assert_eq!(executor.shutdown().left(), 0, "{label}: nothing left");
     }
     for (index, count) in drops.iter().enumerate() {
@@ -517,7 +521,9 @@ fn local_executor() {
 // Both pools, one thread each behind a gate, room for 4 queued tasks: the
 // fifth is handed back and runs once there is room.
 
-use dinah::{JoinError, ShutdownPolicy, SubmitError, TaskHandle};
+use dinah::JoinHandle;
+use dinah::pool::ShutdownPolicy;
+use dinah::queue::{run_parallel, run_until_empty};
 use support::models::ModelPool;
 
 /// Counts its drops in one shared counter.
@@ -566,7 +572,7 @@ fn run_pool_case(pool: ModelPool, outcome: Outcome, cancel: Cancel, position: Po
     let (gate_started_tx, gate_started) = mpsc::channel::<()>();
     let (release, release_rx) = mpsc::channel::<()>();
     let gate = pool
-        .submit(move || {
+        .spawn(move || {
             gate_started_tx.send(()).unwrap();
             release_rx.recv().unwrap();
         })
@@ -576,9 +582,9 @@ fn run_pool_case(pool: ModelPool, outcome: Outcome, cancel: Cancel, position: Po
     let mut handles = Vec::new();
     let mut handed_back = None;
     for index in 0..=CAP {
-        match pool.submit(task(index)) {
+        match pool.spawn(task(index)) {
             Ok(handle) => handles.push(handle),
-            Err(SubmitError::Full(task)) => handed_back = Some(task),
+            Err(SpawnError::Full(task)) => handed_back = Some(task),
             Err(other) => panic!("{label}: {other}"),
         }
     }
@@ -600,7 +606,7 @@ fn run_pool_case(pool: ModelPool, outcome: Outcome, cancel: Cancel, position: Po
     }
     gate.join().unwrap();
 
-    let results: Vec<_> = handles.into_iter().map(TaskHandle::join).collect();
+    let results: Vec<_> = handles.into_iter().map(JoinHandle::join).collect();
     let expected = match (cancel, outcome) {
         (Cancel::BeforeStart, _) => Err(JoinError::Cancelled),
         (_, Outcome::Ok) => Ok(Ok(subject)),
@@ -620,7 +626,7 @@ fn run_pool_case(pool: ModelPool, outcome: Outcome, cancel: Cancel, position: Po
 
     // The handed-back task runs once there is room.
     let late = pool
-        .submit(handed_back)
+        .spawn(handed_back)
         .unwrap_or_else(|_| panic!("{label}: there is room"));
     assert_eq!(late.join(), Ok(Ok(CAP)), "{label}");
     let report = pool.shutdown(ShutdownPolicy::Drain);
@@ -686,10 +692,9 @@ mod panics_in_user_code {
     use std::sync::atomic::AtomicBool;
     use std::task::Wake;
 
-    use dinah::{
-        BlockingConfig, BlockingPool, Clock, CoreConfig, JoinHandle, Sink, TelemetryConfig,
-        TraceEvent, TraceEventKind, WorkerPool, yield_now,
-    };
+    use dinah::pool::BlockingConfig;
+    use dinah::telemetry::{Clock, Sink, TelemetryConfig, TraceEvent, TraceEventKind};
+    use dinah::{BlockingPool, CoreConfig, JoinHandle, WorkerPool, yield_now};
 
     const SITE_PANIC: &str = "user code panicked on purpose";
 
@@ -829,10 +834,10 @@ mod panics_in_user_code {
                 .with_clock(clock.clone()),
         )
         .unwrap();
-        let subject: Option<JoinHandle<u32, ()>> = match site {
+        let subject: Option<JoinHandle<Result<u32, ()>>> = match site {
             Site::Body => Some(
                 executor
-                    .spawn(async {
+                    .try_spawn(async {
                         yield_now().await;
                         explode::<Result<u32, ()>>()
                     })
@@ -842,7 +847,7 @@ mod panics_in_user_code {
                 let bomb = Bomb;
                 Some(
                     executor
-                        .spawn(async move {
+                        .try_spawn(async move {
                             let _bomb = bomb;
                             std::future::pending::<Result<u32, ()>>().await
                         })
@@ -851,7 +856,7 @@ mod panics_in_user_code {
             }
             Site::DropOnCompletion => Some(
                 executor
-                    .spawn(async {
+                    .try_spawn(async {
                         let _bomb = Bomb;
                         yield_now().await;
                         Ok(1)
@@ -861,7 +866,7 @@ mod panics_in_user_code {
             Site::UnreadOutput => {
                 drop(
                     executor
-                        .spawn(async {
+                        .try_spawn(async {
                             yield_now().await;
                             Ok::<_, ()>(Bomb)
                         })
@@ -871,7 +876,7 @@ mod panics_in_user_code {
             }
             Site::Sink | Site::Clock | Site::Waker => Some(
                 executor
-                    .spawn(async {
+                    .try_spawn(async {
                         yield_now().await;
                         Ok(1)
                     })
@@ -879,7 +884,7 @@ mod panics_in_user_code {
             ),
         };
         let bystander = executor
-            .spawn(async {
+            .try_spawn(async {
                 yield_now().await;
                 Ok::<_, ()>(2)
             })
@@ -910,10 +915,10 @@ mod panics_in_user_code {
         assert_eq!(escaped, usize::from(hook), "{label}");
         let expected = match site {
             Site::Body | Site::DropOnCancel | Site::DropOnCompletion => {
-                Some(Err(JoinFailure::Panicked(SITE_PANIC.into())))
+                Some(Err(JoinError::Panicked(SITE_PANIC.into())))
             }
             Site::UnreadOutput => None,
-            Site::Sink | Site::Clock | Site::Waker => Some(Ok(1)),
+            Site::Sink | Site::Clock | Site::Waker => Some(Ok(Ok(1))),
         };
         assert_eq!(
             subject.as_mut().and_then(JoinHandle::try_take),
@@ -921,12 +926,12 @@ mod panics_in_user_code {
             "{label}"
         );
         let mut bystander = bystander;
-        assert_eq!(bystander.try_take(), Some(Ok(2)), "{label}");
+        assert_eq!(bystander.try_take(), Some(Ok(Ok(2))), "{label}");
         assert_eq!(executor.live_tasks(), 0, "{label}: every place is back");
-        let next = executor.spawn(async { Ok::<_, ()>(3) }).unwrap();
+        let next = executor.try_spawn(async { Ok::<_, ()>(3) }).unwrap();
         assert_eq!(
             executor.block_on(next),
-            Ok(3),
+            Ok(Ok(3)),
             "{label}: serves the next task"
         );
         let figures = executor.monitor().figures();
@@ -942,20 +947,21 @@ mod panics_in_user_code {
         }
     }
 
-    /// The core executor's timed queues read this tick source; armed, its next
+    /// The core executor's timed queues read this clock; armed, its next
     /// reading panics.
+    #[derive(Default)]
     struct TrapTicks;
 
     static TRAP_TICKS_ARMED: AtomicBool = AtomicBool::new(false);
 
-    impl dinah::TickSource for TrapTicks {
-        fn now() -> u64 {
+    impl Clock for TrapTicks {
+        fn now(&self) -> u64 {
             if TRAP_TICKS_ARMED.swap(false, Ordering::SeqCst) {
                 panic!("{}", SITE_PANIC);
             }
             0
         }
-        fn ticks_per_second() -> u64 {
+        fn ticks_per_second(&self) -> u64 {
             1
         }
     }
@@ -963,7 +969,7 @@ mod panics_in_user_code {
     /// An observer whose events go to a trap sink.
     struct TrapObserver(Arc<TrapSink>);
 
-    impl dinah::PollObserver for TrapObserver {
+    impl dinah::telemetry::PollObserver for TrapObserver {
         fn poll_started(&self, task: dinah::TaskId) {
             self.0
                 .record(TraceEvent::new(task, TraceEventKind::PollStarted));
@@ -975,7 +981,8 @@ mod panics_in_user_code {
     }
 
     fn async_executor_site(site: Site) {
-        use dinah::{ReadyQueue, Timed};
+        use dinah::ReadyQueue;
+        use dinah::telemetry::Timed;
         type Queue = ReadyQueue<2, Timed<TrapTicks>>;
         let label = format!("AsyncExecutor / {site:?}");
         let queue: &'static Queue = support::keep_forever(ReadyQueue::new());
@@ -1015,8 +1022,8 @@ mod panics_in_user_code {
         let mut next = Box::pin(Some(async { Err::<Bomb, ()>(()) }));
         let mut executor: AsyncExecutor<'_, 2, Output, Timed<TrapTicks>> =
             AsyncExecutor::new(queue).unwrap();
-        let id = executor.spawn(subject.as_mut()).unwrap();
-        let other = executor.spawn(bystander.as_mut()).unwrap();
+        let id = executor.try_spawn(subject.as_mut()).unwrap();
+        let other = executor.try_spawn(bystander.as_mut()).unwrap();
         match site {
             Site::DropOnCancel => {
                 // Polled once, so that the future holds what it drops.
@@ -1060,7 +1067,7 @@ mod panics_in_user_code {
         assert_eq!(executor.live_tasks(), 0, "{label}");
         // The subject's slot comes back: one more task fits, and runs.
         let late = executor
-            .spawn(next.as_mut())
+            .try_spawn(next.as_mut())
             .unwrap_or_else(|_| panic!("{label}: a slot"));
         while executor.tick(8).work_remaining {}
         assert_eq!(
@@ -1090,19 +1097,19 @@ mod panics_in_user_code {
     }
 
     impl AnyPool {
-        fn submit<F, R>(&self, f: F) -> TaskHandle<R>
+        fn spawn<F, R>(&self, f: F) -> JoinHandle<R>
         where
             F: FnOnce() -> R + Send + 'static,
             R: Send + 'static,
         {
             match self {
-                Self::Worker(pool) => pool.try_submit(f),
-                Self::Blocking(pool) => pool.try_spawn_blocking(f),
+                Self::Worker(pool) => pool.try_spawn(f),
+                Self::Blocking(pool) => pool.try_spawn(f),
             }
             .unwrap_or_else(|_| panic!("room in the pool"))
         }
 
-        fn shutdown(self) -> dinah::PoolReport {
+        fn shutdown(self) -> dinah::pool::PoolReport {
             match self {
                 Self::Worker(pool) => pool.shutdown(ShutdownPolicy::Drain),
                 Self::Blocking(pool) => pool.shutdown(ShutdownPolicy::Drain),
@@ -1128,32 +1135,32 @@ mod panics_in_user_code {
         // The one thread waits at a gate, so the subject is queued behind it.
         let (gate_tx, gate_rx) = mpsc::channel::<()>();
         let (entered_tx, entered_rx) = mpsc::channel::<()>();
-        let gate = pool.submit(move || {
+        let gate = pool.spawn(move || {
             entered_tx.send(()).unwrap();
             gate_rx.recv().unwrap();
         });
         entered_rx.recv().unwrap();
-        let mut subject: Option<TaskHandle<u32>> = match site {
-            Site::Body => Some(pool.submit(explode)),
+        let mut subject: Option<JoinHandle<u32>> = match site {
+            Site::Body => Some(pool.spawn(explode)),
             Site::DropOnCancel => {
                 let bomb = Bomb;
-                Some(pool.submit(move || {
+                Some(pool.spawn(move || {
                     let _bomb = &bomb;
                     1
                 }))
             }
             Site::DropOnCompletion => {
                 let bomb = Bomb;
-                Some(pool.submit(move || {
+                Some(pool.spawn(move || {
                     let _bomb = bomb;
                     1
                 }))
             }
             Site::UnreadOutput => {
-                drop(pool.submit(|| Bomb));
+                drop(pool.spawn(|| Bomb));
                 None
             }
-            Site::Sink | Site::Clock | Site::Waker => Some(pool.submit(|| 1)),
+            Site::Sink | Site::Clock | Site::Waker => Some(pool.spawn(|| 1)),
         };
         match site {
             Site::DropOnCancel => assert!(subject.as_ref().unwrap().cancel(), "{label}"),
@@ -1174,9 +1181,9 @@ mod panics_in_user_code {
             Site::UnreadOutput => None,
             Site::Waker => Some(Ok(1)),
         };
-        assert_eq!(subject.map(TaskHandle::join), expected, "{label}");
+        assert_eq!(subject.map(JoinHandle::join), expected, "{label}");
         // The thread still serves.
-        assert_eq!(pool.submit(|| 3).join(), Ok(3), "{label}");
+        assert_eq!(pool.spawn(|| 3).join(), Ok(3), "{label}");
         let report = pool.shutdown();
         let (cancelled, panicked) = match site {
             Site::DropOnCancel => (1, 0),
@@ -1314,7 +1321,7 @@ fn block_on_again_and_again_with_wakes_landing_at_every_step() {
                 let task = Scripted::new(second_at);
                 let (task_kept, task_wakers) = (Arc::clone(&task.kept), Arc::clone(&task.wakers));
                 let spawned = executor
-                    .spawn(async move { Ok::<_, ()>(task.await) })
+                    .try_spawn(async move { Ok::<_, ()>(task.await) })
                     .unwrap();
                 for at in [first_at, second_at] {
                     let main = Scripted::new(at);
@@ -1324,7 +1331,7 @@ fn block_on_again_and_again_with_wakes_landing_at_every_step() {
                     assert_eq!(executor.block_on(main), 2, "{label}: {at:?}");
                     after_the_call(&kept, &wakers);
                 }
-                assert_eq!(executor.block_on(spawned), Ok(2), "{label}");
+                assert_eq!(executor.block_on(spawned), Ok(Ok(2)), "{label}");
                 after_the_call(&task_kept, &task_wakers);
             }
         }
@@ -1343,11 +1350,11 @@ fn local_tick_again_and_again_with_wakes_landing_at_every_step() {
             let task = Scripted::new(at);
             let (kept, wakers) = (Arc::clone(&task.kept), Arc::clone(&task.wakers));
             let mut handle = executor
-                .spawn(async move { Ok::<_, ()>(task.await) })
+                .try_spawn(async move { Ok::<_, ()>(task.await) })
                 .unwrap();
             let mut ticks = 0;
             while handle.try_take().is_none_or(|result| {
-                assert_eq!(result, Ok(2), "{label}");
+                assert_eq!(result, Ok(Ok(2)), "{label}");
                 false
             }) {
                 ticks += 1;
@@ -1382,7 +1389,7 @@ fn run_until_again_and_again_with_wakes_landing_at_every_step() {
         for first_at in WAKE_POINTS {
             for second_at in WAKE_POINTS {
                 let label = format!("round {round}, then {first_at:?}, then {second_at:?}");
-                let id = executor.spawn(tasks.next().unwrap().as_mut()).unwrap();
+                let id = executor.try_spawn(tasks.next().unwrap().as_mut()).unwrap();
                 for at in [first_at, second_at] {
                     let main = Scripted::new(at);
                     let (kept, wakers) = (Arc::clone(&main.kept), Arc::clone(&main.wakers));

@@ -1,7 +1,7 @@
 //! The telemetry primitives against a plain model: log2 buckets, counts,
 //! sums, maxima and quantile bounds for random samples, and the clocks.
 
-use dinah::{Clock, Log2Histogram, NoClock, StdClock};
+use dinah::telemetry::{Clock, Log2Histogram, NoClock, StdClock};
 
 mod support;
 
@@ -99,7 +99,8 @@ impl Ticks {
 
 #[test]
 fn a_poll_watch_sees_the_running_poll_and_only_while_it_runs() {
-    use dinah::{AsyncExecutor, Blocked, PollObserver, PollWatch, ReadyQueue, TaskId};
+    use dinah::telemetry::{Blocked, PollObserver, PollWatch};
+    use dinah::{AsyncExecutor, ReadyQueue, TaskId};
     use std::pin::pin;
     use std::sync::atomic::AtomicU64;
 
@@ -117,7 +118,7 @@ fn a_poll_watch_sees_the_running_poll_and_only_while_it_runs() {
         seen.push(WATCH.blocked(3));
     }));
     let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(&QUEUE).unwrap();
-    let id = executor.spawn(spinning.as_mut()).unwrap();
+    let id = executor.try_spawn(spinning.as_mut()).unwrap();
     assert_eq!(WATCH.blocked(0), None, "no poll yet");
     executor.tick_observed(usize::MAX, &WATCH);
     assert_eq!(
@@ -163,8 +164,8 @@ fn an_unobserved_tick_is_an_observed_one_with_nothing_watching() {
     }));
     let mut plain: AsyncExecutor<'_, 1> = AsyncExecutor::new(&PLAIN).unwrap();
     let mut observed: AsyncExecutor<'_, 1> = AsyncExecutor::new(&OBSERVED).unwrap();
-    plain.spawn(a.as_mut()).unwrap();
-    observed.spawn(b.as_mut()).unwrap();
+    plain.try_spawn(a.as_mut()).unwrap();
+    observed.try_spawn(b.as_mut()).unwrap();
     for _ in 0..2 {
         assert_eq!(plain.tick(1), observed.tick_observed(1, &()));
     }
@@ -172,9 +173,8 @@ fn an_unobserved_tick_is_an_observed_one_with_nothing_watching() {
 
 #[test]
 fn poll_times_and_poll_events_observe_the_core_executor_together() {
-    use dinah::{
-        AsyncExecutor, PollEvents, PollTimes, ReadyQueue, TraceEventKind, TraceRing, yield_now,
-    };
+    use dinah::telemetry::{PollEvents, PollTimes, TraceEventKind, TraceRing};
+    use dinah::{AsyncExecutor, ReadyQueue, yield_now};
     use std::pin::pin;
     use std::sync::atomic::AtomicU64;
 
@@ -188,7 +188,7 @@ fn poll_times_and_poll_events_observe_the_core_executor_together() {
         CLOCK.advance(70);
     }));
     let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
-    let id = executor.spawn(task.as_mut()).unwrap();
+    let id = executor.try_spawn(task.as_mut()).unwrap();
     let times: PollTimes<&Ticks, 16> = PollTimes::new(&CLOCK, 50);
     let events = PollEvents {
         sink: &TRACE,
@@ -198,11 +198,11 @@ fn poll_times_and_poll_events_observe_the_core_executor_together() {
     while executor.live_tasks() > 0 {
         executor.tick_observed(usize::MAX, &observer);
     }
-    assert_eq!(times.long_polls(), 1);
+    assert_eq!(times.figures().long_polls, 1);
     let mut expected: Log2Histogram<16> = Log2Histogram::new();
     expected.record(2);
     expected.record(70);
-    assert_eq!(times.poll_time(), expected);
+    assert_eq!(times.figures().poll_time, expected);
     let got: Vec<(TraceEventKind, u64)> = TRACE
         .drain()
         .iter()

@@ -18,10 +18,10 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::{self, ThreadId};
 
-use dinah::{
-    BlockingConfig, BlockingPool, BoundedQueue, CoreConfig, ParallelError, PoolError, Scheduler,
-    SchedulerExt, SubmitError, WorkerPool,
-};
+use dinah::pool::{BlockingConfig, PoolError};
+use dinah::queue::ParallelError;
+use dinah::queue::run_parallel;
+use dinah::{BlockingPool, BoundedQueue, CoreConfig, SpawnError, WorkerPool};
 
 const CASE_VARIABLE: &str = "DINAH_THREAD_LIMIT_CASE";
 const TASKS: usize = 64;
@@ -135,7 +135,7 @@ fn child(case: &str) {
         "blocking_pool_without_a_thread_hands_the_job_back" => {
             let pool = BlockingPool::new(BlockingConfig::new(4, 4)).unwrap();
             limit_address_space(*headroom);
-            let Err(SubmitError::ThreadRefused(job, _)) = pool.try_spawn_blocking(|| 41 + 1) else {
+            let Err(SpawnError::NoThread(job, _)) = pool.try_spawn(|| 41 + 1) else {
                 panic!("no thread fits under the limit");
             };
             assert_eq!(job(), 42, "handed back intact");
@@ -161,7 +161,7 @@ fn child(case: &str) {
     }
 
     limit_address_space(*headroom);
-    let outcome = Scheduler::run_parallel(&mut queue, TASKS);
+    let outcome = run_parallel(&mut queue, TASKS);
 
     match case {
         "some_workers_refused_every_task_still_runs" => {

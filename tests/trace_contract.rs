@@ -9,7 +9,7 @@
 use std::sync::Barrier;
 use std::thread;
 
-use dinah::{TraceBuffer, TraceRecordError, TraceRing};
+use dinah::telemetry::{TraceBuffer, TraceRecordError, TraceRing};
 
 mod support;
 use support::models::{self, CAP, TraceLog, event};

@@ -4,7 +4,9 @@
 use std::fmt::Debug;
 use std::sync::{Arc, Mutex};
 
-use dinah::{ExecutorConfig, LocalExecutor, TelemetryConfig, TracingSink, yield_now};
+use dinah::executor::ExecutorConfig;
+use dinah::telemetry::{TelemetryConfig, TracingSink};
+use dinah::{LocalExecutor, yield_now};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id};
 use tracing::{Event, Subscriber};
@@ -73,7 +75,7 @@ fn each_poll_is_a_span_and_each_wake_an_event_with_the_task_id() {
         )
         .unwrap();
         let task = executor
-            .spawn(async {
+            .try_spawn(async {
                 tracing::info!("inside");
                 yield_now().await;
             })

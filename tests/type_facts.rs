@@ -1,10 +1,10 @@
 //! Send/Sync and other type-level facts, checked at compile time.
 
-use dinah::{
-    BoundedQueue, CancellationHandle, CancellationToken, CapacityError, CoreError, MetricsSnapshot,
-    ParallelError, ReadyQueue, RuntimeMetrics, Shared, TaskId, TaskQueue, TaskState, TraceBuffer,
-    TraceEvent, TraceRing,
-};
+use dinah::config::CoreError;
+use dinah::queue::{CapacityError, ParallelError};
+use dinah::sync::{CancellationHandle, Shared};
+use dinah::telemetry::{MetricsSnapshot, RuntimeMetrics, TraceBuffer, TraceEvent, TraceRing};
+use dinah::{BoundedQueue, CancellationToken, ReadyQueue, TaskId, TaskQueue, TaskState};
 
 const fn send_sync<T: Send + Sync>() {}
 const fn clone_send_sync_static<T: Clone + Send + Sync + 'static>() {}

@@ -58,7 +58,8 @@ impl CoreConfig {
     /// Returns [`CoreError::ZeroMaxWorkers`] when `max_workers` is zero.
     ///
     /// ```
-    /// use dinah::{CoreConfig, CoreError};
+    /// use dinah::CoreConfig;
+    /// use dinah::config::CoreError;
     ///
     /// assert_eq!(CoreConfig::new(4).unwrap().max_workers().get(), 4);
     /// assert_eq!(CoreConfig::new(0), Err(CoreError::ZeroMaxWorkers));
@@ -87,7 +88,7 @@ impl CoreConfig {
 /// as it was.
 ///
 /// ```
-/// use dinah::LifecycleState;
+/// use dinah::config::LifecycleState;
 ///
 /// let mut state = LifecycleState::Created;
 /// state.transition_to(LifecycleState::Running).unwrap();

@@ -8,15 +8,20 @@
 
 use defmt::{Format, Formatter, write};
 
-use crate::{
-    AsyncExecutor, CancelError, QueueClaimed, ReadyQueue, SpawnError, TaskOutput, TickReport,
-    YieldNow,
+use crate::config::{CoreConfig, CoreError, LifecycleState};
+use crate::executor::{
+    AsyncExecutor, CancelError, QueueClaimed, ReadyQueue, SpawnError, TickReport,
 };
-use crate::{
-    CancellationToken, CoreConfig, CoreError, CoreId, CoreIdError, Executor, InvalidTaskTransition,
-    LifecycleState, MetricsSnapshot, MetricsSnapshot32, QueuePushError, RuntimeMetrics,
-    RuntimeMetrics32, Scheduler, TaskFailure, TaskFailureKind, TaskId, TaskIdError, TaskQueue,
-    TaskState, TraceEvent, TraceEventKind, TraceRecordError, TraceRing, WorkerId, WorkerIdError,
+use crate::id::{CoreId, CoreIdError, TaskId, TaskIdError, WorkerId, WorkerIdError};
+use crate::queue::{QueuePushError, TaskQueue};
+use crate::sync::CancellationToken;
+use crate::task::{
+    InvalidTaskTransition, TaskFailure, TaskFailureKind, TaskOutput, TaskState, YieldNow,
+};
+use crate::telemetry::{
+    Blocked, Clock, Counted, ExecutorFigures, Log2Histogram, Measure, MetricsSnapshot,
+    MetricsSnapshot32, NoClock, PollWatch, RuntimeMetrics, RuntimeMetrics32, Sink, TaskFigures,
+    TaskPhase, Timed, TraceEvent, TraceEventKind, TraceRecordError, TraceRing, Unmeasured,
 };
 
 macro_rules! format_id {
@@ -246,23 +251,15 @@ impl<const N: usize> Format for TraceRing<N> {
     }
 }
 
-impl Format for Executor {
-    fn format(&self, f: Formatter<'_>) {
-        write!(f, "Executor");
-    }
-}
-
-impl Format for Scheduler {
-    fn format(&self, f: Formatter<'_>) {
-        write!(f, "Scheduler");
-    }
-}
-
-impl<T> Format for SpawnError<T> {
+impl<T, E> Format for SpawnError<T, E> {
+    /// The variant only: neither the task nor the thread error need be
+    /// `Format`.
     fn format(&self, f: Formatter<'_>) {
         match self {
             Self::Full(_) => write!(f, "Full(..)"),
+            Self::Shutdown(_) => write!(f, "Shutdown(..)"),
             Self::NoFuture(_) => write!(f, "NoFuture(..)"),
+            Self::NoThread(..) => write!(f, "NoThread(..)"),
         }
     }
 }
@@ -300,7 +297,7 @@ impl Format for TickReport {
     }
 }
 
-impl<const N: usize, C: crate::Counting> Format for ReadyQueue<N, C> {
+impl<const N: usize, C: Measure> Format for ReadyQueue<N, C> {
     fn format(&self, f: Formatter<'_>) {
         write!(
             f,
@@ -311,7 +308,7 @@ impl<const N: usize, C: crate::Counting> Format for ReadyQueue<N, C> {
     }
 }
 
-impl<const N: usize, O: TaskOutput, C: crate::Counting> Format for AsyncExecutor<'_, N, O, C> {
+impl<const N: usize, O: TaskOutput, C: Measure> Format for AsyncExecutor<'_, N, O, C> {
     fn format(&self, f: Formatter<'_>) {
         write!(
             f,
@@ -328,41 +325,31 @@ impl Format for YieldNow {
     }
 }
 
-impl Format for crate::TaskCounters {
+impl Format for Unmeasured {
     fn format(&self, f: Formatter<'_>) {
-        write!(
-            f,
-            "TaskCounters {{ polls: {=u32}, wakes: {=u32}, self_wakes: {=u32}, stale_wakes: {=u32} }}",
-            self.polls, self.wakes, self.self_wakes, self.stale_wakes
-        );
+        write!(f, "Unmeasured");
     }
 }
 
-impl Format for crate::NoCounters {
+impl Format for Counted {
     fn format(&self, f: Formatter<'_>) {
-        write!(f, "NoCounters");
+        write!(f, "Counted");
     }
 }
 
-impl Format for crate::CountPerTask {
-    fn format(&self, f: Formatter<'_>) {
-        write!(f, "CountPerTask");
-    }
-}
-
-impl<T: crate::TickSource> Format for crate::Timed<T> {
+impl<K: Clock> Format for Timed<K> {
     fn format(&self, f: Formatter<'_>) {
         write!(f, "Timed");
     }
 }
 
-impl Format for crate::NoClock {
+impl Format for NoClock {
     fn format(&self, f: Formatter<'_>) {
         defmt::write!(f, "NoClock")
     }
 }
 
-impl<const B: usize> Format for crate::Log2Histogram<B> {
+impl<const B: usize> Format for Log2Histogram<B> {
     fn format(&self, f: Formatter<'_>) {
         defmt::write!(
             f,
@@ -374,7 +361,7 @@ impl<const B: usize> Format for crate::Log2Histogram<B> {
     }
 }
 
-/// A [`Sink`](crate::Sink) that logs every event over defmt at `info`
+/// A [`Sink`] that logs every event over defmt at `info`
 /// level, as `TaskId(n) Kind at=ticks`.
 ///
 /// Only with the `defmt` feature. It logs; it keeps nothing and counts
@@ -382,13 +369,13 @@ impl<const B: usize> Format for crate::Log2Histogram<B> {
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
 pub struct DefmtSink;
 
-impl crate::Sink for DefmtSink {
+impl Sink for DefmtSink {
     fn record(&self, event: TraceEvent) {
         defmt::info!("{}", event);
     }
 }
 
-impl Format for crate::Blocked {
+impl Format for Blocked {
     fn format(&self, f: Formatter<'_>) {
         write!(
             f,
@@ -398,22 +385,57 @@ impl Format for crate::Blocked {
     }
 }
 
-impl<K: crate::Clock> Format for crate::PollWatch<K> {
+impl<K: Clock> Format for PollWatch<K> {
     fn format(&self, f: Formatter<'_>) {
         write!(f, "PollWatch");
     }
 }
 
-impl Format for crate::TaskTime {
+impl Format for TaskPhase {
+    fn format(&self, f: Formatter<'_>) {
+        match self {
+            Self::Ready { for_ticks } => write!(f, "ready for {=u64} ticks", for_ticks),
+            Self::Polling { for_ticks } => write!(f, "polling for {=u64} ticks", for_ticks),
+            Self::Waiting { for_ticks } => write!(f, "waiting for {=u64} ticks", for_ticks),
+        }
+    }
+}
+
+impl Format for TaskFigures {
     fn format(&self, f: Formatter<'_>) {
         write!(
             f,
-            "{=u32} polls, busy {=u64}, longest poll {=u64}, first poll after {}, longest wake-to-poll {=u64}",
+            "{}: {=u64} polls, {=u64} wakes ({=u64} self), {=u64} stale, busy {=u64}, longest poll {=u64}, first poll after {}, longest wake-to-poll {=u64} ({=u64} ticks/s)",
+            self.task,
             self.polls,
+            self.wakes,
+            self.self_wakes,
+            self.stale_wakes,
             self.busy,
             self.longest_poll,
             self.first_poll_delay,
-            self.longest_wake_to_poll
+            self.longest_wake_to_poll,
+            self.ticks_per_second
+        );
+    }
+}
+
+impl<const B: usize> Format for ExecutorFigures<B> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "{=u64} spawned, {=u64} rejected, {=u64} polls ({=u64} long), {=u64} wakes ({=u64} self), {=u64} stale, wake-to-poll {}, first poll {}, poll time {} ({=u64} ticks/s)",
+            self.spawned,
+            self.rejected,
+            self.polls,
+            self.long_polls,
+            self.wakes,
+            self.self_wakes,
+            self.stale_wakes,
+            self.wake_to_poll,
+            self.first_poll_delay,
+            self.poll_time,
+            self.ticks_per_second
         );
     }
 }

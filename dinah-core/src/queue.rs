@@ -1,4 +1,7 @@
-//! Bounded FIFO queues: the [`FifoQueue`] trait and the fixed-capacity [`TaskQueue`].
+//! Bounded FIFO queues of closures and running them: the [`FifoQueue`]
+//! trait, the fixed-capacity [`TaskQueue`], and [`run_next`] and [`drain`],
+//! which run what a queue holds on the caller's thread. (`dinah-std` adds
+//! `BoundedQueue`, `run_until_empty` and `run_parallel`.)
 #![forbid(unsafe_code)]
 
 use core::fmt;
@@ -46,9 +49,9 @@ impl<T> core::error::Error for QueuePushError<T> {}
 
 /// A bounded, single-owner FIFO queue.
 ///
-/// The scheduler drains any `FifoQueue`, so the fixed-capacity [`TaskQueue`]
-/// here and a hosted queue with a runtime capacity plug into the same
-/// [`Scheduler`](crate::Scheduler).
+/// [`run_next`] and [`drain`] take any `FifoQueue`, so the fixed-capacity
+/// [`TaskQueue`] here and a hosted queue with a run-time capacity run the
+/// same way.
 ///
 /// # Contract for implementors
 ///
@@ -149,10 +152,10 @@ impl<Q: FifoQueue + ?Sized> FifoQueue for &mut Q {
 /// # What it does not do
 ///
 /// It is not synchronized (`&mut self` for every change) and it never runs
-/// what it holds: the [`Scheduler`](crate::Scheduler) does.
+/// what it holds: [`run_next`] and [`drain`] do.
 ///
 /// ```
-/// use dinah::{QueuePushError, TaskQueue};
+/// use dinah::queue::{QueuePushError, TaskQueue};
 ///
 /// let mut queue: TaskQueue<u8, 2> = TaskQueue::new();
 /// queue.try_push(1).unwrap();
@@ -266,10 +269,81 @@ impl<T, const N: usize> fmt::Debug for TaskQueue<T, N> {
     }
 }
 
+/// Removes the oldest task of `queue` and runs it now, on this thread;
+/// `None` when the queue is empty.
+///
+/// The task is removed before it runs, and it runs only after the queue is
+/// no longer borrowed for the removal. Its result comes back unchanged: a
+/// task's error is just another result.
+///
+/// # Panics
+///
+/// A panicking task unwinds straight to the caller; it has already been
+/// removed, and every task behind it is still queued, in order.
+///
+/// ```
+/// use dinah::queue::{TaskQueue, run_next};
+///
+/// let mut queue: TaskQueue<fn() -> Result<u8, &'static str>, 2> = TaskQueue::new();
+/// queue.try_push(|| Err("bad")).unwrap();
+/// assert_eq!(run_next(&mut queue), Some(Err("bad")));
+/// assert_eq!(run_next(&mut queue), None);
+/// ```
+pub fn run_next<Q, F, R>(queue: &mut Q) -> Option<R>
+where
+    Q: FifoQueue<Item = F> + ?Sized,
+    F: FnOnce() -> R,
+{
+    let task = queue.pop()?;
+    Some(task())
+}
+
+/// Runs every queued task of `queue`, oldest first, one at a time on this
+/// thread, handing each result to `sink` with its FIFO index; returns how
+/// many tasks ran.
+///
+/// The queue stays borrowed for the whole drain, so nothing can be queued
+/// while it runs; it is empty on a normal return. Nothing allocates. No
+/// background progress, no threads, no priorities beyond FIFO, no retry.
+///
+/// # Panics
+///
+/// As [`run_next`]: the panicking task has been removed, every task behind
+/// it is still queued, in order.
+///
+/// ```
+/// use dinah::queue::{TaskQueue, drain};
+///
+/// let mut queue: TaskQueue<fn() -> Result<u8, u8>, 3> = TaskQueue::new();
+/// queue.try_push(|| Ok(1)).unwrap();
+/// queue.try_push(|| Err(2)).unwrap();
+/// queue.try_push(|| Ok(3)).unwrap();
+///
+/// let mut seen = [Ok(0); 3];
+/// assert_eq!(drain(&mut queue, |i, r| seen[i] = r), 3);
+/// assert_eq!(seen, [Ok(1), Err(2), Ok(3)]);
+/// ```
+pub fn drain<Q, F, R, S>(queue: &mut Q, mut sink: S) -> usize
+where
+    Q: FifoQueue<Item = F> + ?Sized,
+    F: FnOnce() -> R,
+    S: FnMut(usize, R),
+{
+    let mut ran = 0;
+    while let Some(result) = run_next(queue) {
+        sink(ran, result);
+        ran += 1;
+    }
+    ran
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use core::cell::RefCell;
+    use std::panic::{self, AssertUnwindSafe};
     use std::string::ToString;
+    use std::vec::Vec;
 
     #[test]
     fn empty_queue_reports_empty() {
@@ -319,5 +393,77 @@ mod tests {
         assert_eq!(FifoQueue::capacity(&queue), 5);
         assert_eq!(FifoQueue::pop(&mut queue), Some(0));
         assert_eq!(FifoQueue::len(&queue), 4);
+    }
+    type Log = RefCell<Vec<u32>>;
+
+    #[test]
+    fn dispatch_next_takes_the_oldest_task_once() {
+        let log = Log::default();
+        let mut queue: TaskQueue<_, 4> = TaskQueue::new();
+        for n in 1..=3u32 {
+            let log = &log;
+            queue
+                .try_push(move || {
+                    log.borrow_mut().push(n);
+                    n * 10
+                })
+                .unwrap_or_else(|_| unreachable!());
+        }
+        assert_eq!(run_next(&mut queue), Some(10));
+        assert_eq!(queue.len(), 2);
+        assert_eq!(*log.borrow(), [1]);
+    }
+
+    #[test]
+    fn drain_runs_in_fifo_order_and_errors_do_not_stop_it() {
+        let mut queue: TaskQueue<fn() -> Result<u32, u32>, 8> = TaskQueue::new();
+        let tasks: [fn() -> Result<u32, u32>; 4] = [|| Ok(1), || Err(2), || Ok(3), || Err(4)];
+        for task in tasks {
+            queue.try_push(task).unwrap();
+        }
+        let mut results = Vec::new();
+        let ran = drain(&mut queue, |index, result| results.push((index, result)));
+        assert_eq!(ran, 4);
+        assert_eq!(results, [(0, Ok(1)), (1, Err(2)), (2, Ok(3)), (3, Err(4))]);
+        assert!(queue.is_empty());
+    }
+
+    #[test]
+    fn draining_an_empty_queue_runs_nothing() {
+        let mut queue: TaskQueue<fn(), 1> = TaskQueue::new();
+        assert_eq!(drain(&mut queue, |_, ()| unreachable!()), 0);
+        assert_eq!(run_next(&mut queue), None);
+    }
+
+    #[test]
+    fn a_panic_unwinds_and_leaves_later_tasks_queued_in_order() {
+        let mut queue: TaskQueue<fn() -> u32, 4> = TaskQueue::new();
+        let tasks: [fn() -> u32; 4] = [|| 1, || panic!("boom"), || 3, || 4];
+        for task in tasks {
+            queue.try_push(task).unwrap();
+        }
+        let mut results = Vec::new();
+        let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+            drain(&mut queue, |_, r| results.push(r))
+        }));
+        assert!(outcome.is_err());
+        assert_eq!(results, [1]);
+        assert_eq!(queue.len(), 2);
+        assert_eq!(drain(&mut queue, |_, _| {}), 2);
+    }
+
+    #[test]
+    fn a_task_runs_once_and_its_error_comes_back_as_it_was() {
+        #[derive(Debug, PartialEq)]
+        struct Refused(u8);
+        let calls = core::cell::Cell::new(0);
+        let mut queue: TaskQueue<_, 2> = TaskQueue::new();
+        let task = || {
+            calls.set(calls.get() + 1);
+            Err::<u8, _>(Refused(3))
+        };
+        queue.try_push(task).unwrap_or_else(|_| unreachable!());
+        assert_eq!(run_next(&mut queue), Some(Err(Refused(3))));
+        assert_eq!(calls.get(), 1);
     }
 }

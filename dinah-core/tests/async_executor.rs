@@ -17,10 +17,9 @@ use std::thread;
 mod support;
 use support::Probe;
 
-use dinah_core::{
-    AsyncExecutor, CancelError, QueueClaimed, ReadyQueue, SpawnError, Task, TaskFailureKind,
-    TaskState, chunked, yield_now,
-};
+use dinah_core::executor::{CancelError, QueueClaimed};
+use dinah_core::task::{TaskFailureKind, chunked};
+use dinah_core::{AsyncExecutor, ReadyQueue, SpawnError, Task, TaskState, yield_now};
 
 type Log = RefCell<Vec<&'static str>>;
 
@@ -47,7 +46,7 @@ fn yield_once_is_polled_twice() {
         log.borrow_mut().push("task");
     }));
     let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
-    executor.spawn(task.as_mut()).unwrap();
+    executor.try_spawn(task.as_mut()).unwrap();
     let first = executor.tick(16);
     assert_eq!(
         (first.polled, first.completed, first.work_remaining),
@@ -68,7 +67,7 @@ fn a_wake_enqueues_and_never_polls() {
     let probe = Probe::default();
     let mut task = pin!(Some(probe.gate()));
     let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
-    executor.spawn(task.as_mut()).unwrap();
+    executor.try_spawn(task.as_mut()).unwrap();
     executor.tick(16);
     assert_eq!(probe.polls(), 1);
 
@@ -89,7 +88,7 @@ fn wakes_before_the_next_poll_coalesce() {
     let probe = Probe::default();
     let mut task = pin!(Some(probe.gate()));
     let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
-    executor.spawn(task.as_mut()).unwrap();
+    executor.try_spawn(task.as_mut()).unwrap();
     executor.tick(16);
     let waker = probe.parked.lock().unwrap().clone().unwrap();
     for _ in 0..5 {
@@ -107,9 +106,9 @@ fn the_budget_leaves_the_rest_for_the_next_tick_in_order() {
     let mut b = pin!(Some(async { log.borrow_mut().push("b") }));
     let mut c = pin!(Some(async { log.borrow_mut().push("c") }));
     let mut executor: AsyncExecutor<'_, 3> = AsyncExecutor::new(&QUEUE).unwrap();
-    executor.spawn(a.as_mut()).unwrap();
-    executor.spawn(b.as_mut()).unwrap();
-    executor.spawn(c.as_mut()).unwrap();
+    executor.try_spawn(a.as_mut()).unwrap();
+    executor.try_spawn(b.as_mut()).unwrap();
+    executor.try_spawn(c.as_mut()).unwrap();
     let first = executor.tick(2);
     assert_eq!((first.polled, first.work_remaining), (2, true));
     let second = executor.tick(2);
@@ -124,21 +123,21 @@ fn a_full_executor_hands_the_task_back() {
     let mut second = pin!(Some(async {}));
     let mut empty = pin!(None::<core::future::Ready<()>>);
     let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
-    executor.spawn(first.as_mut()).unwrap();
-    let refused = executor.spawn(second.as_mut()).unwrap_err();
+    executor.try_spawn(first.as_mut()).unwrap();
+    let refused = executor.try_spawn(second.as_mut()).unwrap_err();
     assert_eq!(
         refused.to_string(),
-        "every task slot is taken; the task was handed back"
+        "no room for the task; it was handed back"
     );
     let handed_back = refused.into_inner();
     assert!(handed_back.has_future(), "the future is intact");
     assert!(matches!(
-        executor.spawn(empty.as_mut()),
+        executor.try_spawn(empty.as_mut()),
         Err(SpawnError::NoFuture(_))
     ));
     while executor.tick(8).work_remaining {}
     // Now the slot is free again and the handed-back task can run.
-    executor.spawn(handed_back).unwrap();
+    executor.try_spawn(handed_back).unwrap();
     assert_eq!(executor.tick(8).completed, 1);
 }
 
@@ -147,7 +146,7 @@ fn lifecycle_pending_running_completed() {
     static QUEUE: ReadyQueue<1> = ReadyQueue::new();
     let mut task = pin!(Some(yield_now()));
     let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
-    let id = executor.spawn(task.as_mut()).unwrap();
+    let id = executor.try_spawn(task.as_mut()).unwrap();
     assert_eq!(executor.task_state(id), Some(TaskState::Pending));
     executor.tick(8);
     assert_eq!(executor.task_state(id), Some(TaskState::Running));
@@ -162,16 +161,16 @@ fn a_returned_error_is_kept_until_taken_and_holds_its_slot() {
     let mut failing = pin!(Some(async { Err::<(), _>("disk full") }));
     let mut next = pin!(Some(async { Ok::<(), &str>(()) }));
     let mut executor: AsyncExecutor<'_, 1, Result<(), &str>> = AsyncExecutor::new(&QUEUE).unwrap();
-    let id = executor.spawn(failing.as_mut()).unwrap();
+    let id = executor.try_spawn(failing.as_mut()).unwrap();
     assert_eq!(executor.tick(8).failed, 1);
     assert_eq!(executor.task_state(id), Some(TaskState::Failed));
     // The failure holds the only slot until it is read.
-    let next = executor.spawn(next.as_mut()).unwrap_err().into_inner();
+    let next = executor.try_spawn(next.as_mut()).unwrap_err().into_inner();
     let failure = executor.take_failure(id).expect("kept");
     assert_eq!(failure.kind(), TaskFailureKind::ReturnedError);
     assert_eq!(failure.into_error(), "disk full");
     assert!(executor.take_failure(id).is_none(), "taken once");
-    let next_id = executor.spawn(next).unwrap();
+    let next_id = executor.try_spawn(next).unwrap();
     assert_ne!(next_id, id);
     assert_eq!(executor.task_state(id), None, "the slot was reused");
     assert_eq!(executor.tick(8).completed, 1);
@@ -187,7 +186,7 @@ fn cancel_drops_the_future_once_at_the_next_scheduling_point() {
         probe.gate().await;
     }));
     let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(&QUEUE).unwrap();
-    let id = executor.spawn(task.as_mut()).unwrap();
+    let id = executor.try_spawn(task.as_mut()).unwrap();
     executor.tick(8);
     executor.cancel(id).unwrap();
     assert_eq!(
@@ -228,7 +227,7 @@ fn cancel_from_inside_a_poll_waits_for_the_poll_to_end() {
         std::future::pending::<()>().await;
     }));
     let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
-    let id = executor.spawn(task.as_mut()).unwrap();
+    let id = executor.try_spawn(task.as_mut()).unwrap();
     *own_id.lock().unwrap() = Some(id);
     executor.tick(8);
     executor.tick(8);
@@ -244,9 +243,9 @@ fn unknown_and_reused_ids_are_refused() {
     let mut first = pin!(Some(async {}));
     let mut second = pin!(Some(yield_now()));
     let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
-    let old = executor.spawn(first.as_mut()).unwrap();
+    let old = executor.try_spawn(first.as_mut()).unwrap();
     executor.tick(8);
-    let new = executor.spawn(second.as_mut()).unwrap();
+    let new = executor.try_spawn(second.as_mut()).unwrap();
     assert_ne!(old, new, "same slot, new generation");
     assert_eq!(executor.task_state(old), None);
     assert_eq!(executor.cancel(old), Err(CancelError::UnknownTask(old)));
@@ -289,16 +288,19 @@ fn a_stale_waker_keeps_its_slot_and_never_reaches_the_next_task() {
     }));
     let mut second = pin!(Some(probe.gate()));
     let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
-    executor.spawn(first.as_mut()).unwrap();
+    executor.try_spawn(first.as_mut()).unwrap();
     assert_eq!(executor.tick(8).completed, 1);
     // The finished task's waker is still alive: the slot stays out of use.
-    let second = executor.spawn(second.as_mut()).unwrap_err().into_inner();
+    let second = executor
+        .try_spawn(second.as_mut())
+        .unwrap_err()
+        .into_inner();
     let waker = kept.lock().unwrap().take().unwrap();
     waker.wake_by_ref();
     assert_eq!(executor.tick(8).stale_wakes, 1);
     drop(waker);
     executor.tick(8);
-    executor.spawn(second).unwrap();
+    executor.try_spawn(second).unwrap();
     assert_eq!(executor.tick(8).completed, 1);
     assert_eq!(probe.polls(), 1);
 }
@@ -313,7 +315,7 @@ fn a_waker_may_outlive_its_executor() {
             Poll::<()>::Pending
         })));
         let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
-        executor.spawn(task.as_mut()).unwrap();
+        executor.try_spawn(task.as_mut()).unwrap();
         executor.tick(8);
     }
     // The executor and the task's storage are gone; the queue is static.
@@ -372,7 +374,7 @@ fn run_until_drives_spawned_tasks() {
         done.fetch_add(1, Ordering::SeqCst);
     })));
     let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(&QUEUE).unwrap();
-    executor.spawn(a.as_mut()).unwrap();
+    executor.try_spawn(a.as_mut()).unwrap();
     let observed = executor.run_until(
         async {
             while done.load(Ordering::SeqCst) < 4 {
@@ -398,8 +400,8 @@ fn a_panicking_poll_fails_that_task_only() {
         ran.store(true, Ordering::SeqCst);
     }));
     let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(&QUEUE).unwrap();
-    let bad_id = executor.spawn(bad.as_mut()).unwrap();
-    let good_id = executor.spawn(good.as_mut()).unwrap();
+    let bad_id = executor.try_spawn(bad.as_mut()).unwrap();
+    let good_id = executor.try_spawn(good.as_mut()).unwrap();
     let payload = panic::catch_unwind(AssertUnwindSafe(|| executor.tick(8)))
         .expect_err("the panic reaches the caller");
     assert_eq!(payload.downcast_ref::<&str>(), Some(&"task exploded"));
@@ -423,7 +425,7 @@ fn a_task_that_wakes_itself_and_finishes_in_one_poll_frees_its_slot_once() {
         Poll::Ready(())
     })));
     let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(&QUEUE).unwrap();
-    executor.spawn(first.as_mut()).unwrap();
+    executor.try_spawn(first.as_mut()).unwrap();
     let report = executor.tick(8);
     assert_eq!((report.completed, report.work_remaining), (1, true));
     // Its own wake is still queued; the slot is freed when that entry is
@@ -432,29 +434,34 @@ fn a_task_that_wakes_itself_and_finishes_in_one_poll_frees_its_slot_once() {
     let mut tasks = [pin!(Some(yield_now())), pin!(Some(yield_now()))];
     let mut third = pin!(Some(yield_now()));
     for task in &mut tasks {
-        executor.spawn(task.as_mut()).unwrap();
+        executor.try_spawn(task.as_mut()).unwrap();
     }
     assert!(
-        matches!(executor.spawn(third.as_mut()), Err(SpawnError::Full(_))),
+        matches!(executor.try_spawn(third.as_mut()), Err(SpawnError::Full(_))),
         "two slots, two tasks: the freed slot was listed once"
     );
     while executor.tick(8).work_remaining {}
     assert_eq!(executor.live_tasks(), 0);
 }
 
+/// A task's counts from its figures: polls, wakes, self-wakes, stale wakes.
+fn counts(figures: Option<dinah_core::telemetry::TaskFigures>) -> Option<[u64; 4]> {
+    figures.map(|f| [f.polls, f.wakes, f.self_wakes, f.stale_wakes])
+}
+
 #[test]
 fn per_task_counters_count_polls_wakes_self_wakes_and_stale_wakes() {
-    use dinah_core::{CountPerTask, TaskCounters};
-    static QUEUE: ReadyQueue<1, CountPerTask> = ReadyQueue::new();
+    use dinah_core::telemetry::Counted;
+    static QUEUE: ReadyQueue<1, Counted> = ReadyQueue::new();
     let probe = Probe::default();
     let mut task = pin!(Some(async {
         yield_now().await;
         yield_now().await;
         probe.gate().await;
     }));
-    let mut executor: AsyncExecutor<'_, 1, (), CountPerTask> = AsyncExecutor::new(&QUEUE).unwrap();
-    let id = executor.spawn(task.as_mut()).unwrap();
-    assert_eq!(executor.task_counters(id), Some(TaskCounters::default()));
+    let mut executor: AsyncExecutor<'_, 1, (), Counted> = AsyncExecutor::new(&QUEUE).unwrap();
+    let id = executor.try_spawn(task.as_mut()).unwrap();
+    assert_eq!(counts(executor.task_figures(id)), Some([0; 4]));
     for _ in 0..3 {
         executor.tick(8);
     }
@@ -465,31 +472,21 @@ fn per_task_counters_count_polls_wakes_self_wakes_and_stale_wakes() {
     // Two more wakes after the end: stale, counted for this task.
     waker.wake_by_ref();
     waker.wake_by_ref();
-    assert_eq!(
-        executor.task_counters(id),
-        Some(TaskCounters {
-            polls: 4,
-            wakes: 3,
-            self_wakes: 2,
-            stale_wakes: 2,
-        })
-    );
+    assert_eq!(counts(executor.task_figures(id)), Some([4, 3, 2, 2]));
     drop(waker);
     executor.tick(8);
     // A new task in the slot starts from zero; the old id names nothing.
     let mut next = pin!(Some(async {}));
-    let next_id = executor.spawn(next.as_mut()).unwrap();
-    assert_eq!(executor.task_counters(id), None);
-    assert_eq!(
-        executor.task_counters(next_id),
-        Some(TaskCounters::default())
-    );
+    let next_id = executor.try_spawn(next.as_mut()).unwrap();
+    assert_eq!(executor.task_figures(id), None);
+    assert_eq!(counts(executor.task_figures(next_id)), Some([0; 4]));
 }
 
 /// The tick sources of the timed tests: source `K` reads `NOW[K]`, one per
 /// test, since tests run in parallel.
 static NOW: [std::sync::atomic::AtomicU64; 4] = [const { std::sync::atomic::AtomicU64::new(0) }; 4];
 
+#[derive(Default)]
 struct Ticks<const K: usize>;
 
 impl<const K: usize> Ticks<K> {
@@ -498,20 +495,19 @@ impl<const K: usize> Ticks<K> {
     }
 }
 
-impl<const K: usize> dinah_core::TickSource for Ticks<K> {
-    fn now() -> u64 {
+impl<const K: usize> dinah_core::telemetry::Clock for Ticks<K> {
+    fn now(&self) -> u64 {
         NOW[K].load(Ordering::Relaxed)
     }
-    fn ticks_per_second() -> u64 {
+    fn ticks_per_second(&self) -> u64 {
         1_000
     }
 }
 
 #[test]
 fn a_timed_queue_tells_each_poll_how_long_it_waited() {
-    use dinah_core::{
-        Log2Histogram, PollObserver, PollTimes, TaskCounters, TaskId, TickClock, Timed,
-    };
+    use dinah_core::TaskId;
+    use dinah_core::telemetry::{Log2Histogram, PollObserver, PollTimes, Timed};
 
     type Now = Ticks<0>;
     fn at(tick: u64) {
@@ -539,13 +535,13 @@ fn a_timed_queue_tells_each_poll_how_long_it_waited() {
     let mut b = pin!(Some(async {}));
     let mut executor: AsyncExecutor<'_, 2, (), Timed<Now>> = AsyncExecutor::new(&QUEUE).unwrap();
     let calls = Calls::default();
-    let times: PollTimes<TickClock<Now>, 8> = PollTimes::new(TickClock::new(), 100);
+    let times: PollTimes<Now, 8> = PollTimes::new(Ticks, 100);
     let observer = (&calls, &times);
 
     at(5);
-    let a_id = executor.spawn(a.as_mut()).unwrap();
+    let a_id = executor.try_spawn(a.as_mut()).unwrap();
     at(9);
-    let b_id = executor.spawn(b.as_mut()).unwrap();
+    let b_id = executor.try_spawn(b.as_mut()).unwrap();
     // First polls: 7 and 3 ticks after the spawns. `a` wakes itself at 12.
     at(12);
     executor.tick_observed(8, &observer);
@@ -584,23 +580,30 @@ fn a_timed_queue_tells_each_poll_how_long_it_waited() {
         samples.iter().for_each(|&s| h.record(s));
         h
     };
-    assert_eq!(times.first_poll_delay(), histogram(&[7, 3]));
-    assert_eq!(times.wake_to_poll(), histogram(&[8, 15]));
-    assert_eq!(times.poll_time(), histogram(&[0, 0, 0, 0]));
-    assert_eq!(
-        executor.task_counters(a_id),
-        Some(TaskCounters {
-            polls: 3,
-            wakes: 2,
-            self_wakes: 1,
-            stale_wakes: 1,
-        })
-    );
+    let figures = times.figures();
+    assert_eq!(figures.first_poll_delay, histogram(&[7, 3]));
+    assert_eq!(figures.wake_to_poll, histogram(&[8, 15]));
+    assert_eq!(figures.poll_time, histogram(&[0, 0, 0, 0]));
+    assert_eq!((figures.polls, figures.ticks_per_second), (4, 1_000));
+    assert_eq!(counts(executor.task_figures(a_id)), Some([3, 2, 1, 1]));
 }
 
 #[test]
 fn task_times_keep_each_tasks_polls_and_waits_until_its_slot_is_reused() {
-    use dinah_core::{TaskTime, TaskTimes, TickClock, Timed};
+    /// polls, busy, longest poll, first-poll delay, longest wake-to-poll.
+    type Times = (u64, u64, u64, Option<u64>, u64);
+    fn times(figures: Option<dinah_core::telemetry::TaskFigures>) -> Option<Times> {
+        figures.map(|f| {
+            (
+                f.polls,
+                f.busy,
+                f.longest_poll,
+                f.first_poll_delay,
+                f.longest_wake_to_poll,
+            )
+        })
+    }
+    use dinah_core::telemetry::{TaskTimes, Timed};
     type Now = Ticks<3>;
     static QUEUE: ReadyQueue<2, Timed<Now>> = ReadyQueue::new();
     // `a` runs from 10 to 13, wakes itself, then from 20 to 30.
@@ -611,40 +614,23 @@ fn task_times_keep_each_tasks_polls_and_waits_until_its_slot_is_reused() {
     }));
     let mut b = pin!(Some(async {}));
     let mut executor: AsyncExecutor<'_, 2, (), Timed<Now>> = AsyncExecutor::new(&QUEUE).unwrap();
-    let per_task: TaskTimes<TickClock<Now>, 2> = TaskTimes::new(TickClock::new());
+    let per_task: TaskTimes<Now, 2> = TaskTimes::new(Ticks);
     Now::set(4);
-    let a_id = executor.spawn(a.as_mut()).unwrap();
+    let a_id = executor.try_spawn(a.as_mut()).unwrap();
     Now::set(8);
-    let b_id = executor.spawn(b.as_mut()).unwrap();
+    let b_id = executor.try_spawn(b.as_mut()).unwrap();
     assert_eq!(per_task.task(a_id), None, "not polled yet");
     Now::set(10);
     executor.tick_observed(8, &per_task);
     Now::set(20);
     executor.tick_observed(8, &per_task);
-    assert_eq!(
-        per_task.task(a_id),
-        Some(TaskTime {
-            polls: 2,
-            busy: 13,
-            longest_poll: 10,
-            first_poll_delay: Some(6),
-            longest_wake_to_poll: 7,
-        })
-    );
-    assert_eq!(
-        per_task.task(b_id),
-        Some(TaskTime {
-            polls: 1,
-            busy: 0,
-            longest_poll: 0,
-            first_poll_delay: Some(5),
-            longest_wake_to_poll: 0,
-        })
-    );
+    assert_eq!(times(per_task.task(a_id)), Some((2, 13, 10, Some(6), 7)));
+    assert_eq!(times(per_task.task(b_id)), Some((1, 0, 0, Some(5), 0)));
+    assert_eq!(per_task.task(a_id).map(|f| f.ticks_per_second), Some(1_000));
     // A new task's first poll in one of the two slots replaces what that
     // slot's old task had; the other keeps its figures.
     let mut c = pin!(Some(async {}));
-    let c_id = executor.spawn(c.as_mut()).unwrap();
+    let c_id = executor.try_spawn(c.as_mut()).unwrap();
     executor.tick_observed(8, &per_task);
     assert_eq!(per_task.task(c_id).map(|time| time.polls), Some(1));
     assert_eq!(
@@ -658,7 +644,8 @@ fn task_times_keep_each_tasks_polls_and_waits_until_its_slot_is_reused() {
 
 #[test]
 fn a_stamp_is_never_older_than_the_wake_that_queued_the_poll() {
-    use dinah_core::{PollObserver, TaskId, Timed};
+    use dinah_core::TaskId;
+    use dinah_core::telemetry::{PollObserver, Timed};
 
     type Now = Ticks<1>;
     struct Waits(Mutex<Vec<u64>>);
@@ -684,7 +671,7 @@ fn a_stamp_is_never_older_than_the_wake_that_queued_the_poll() {
     }));
     let mut executor: AsyncExecutor<'_, 1, (), Timed<Now>> = AsyncExecutor::new(&QUEUE).unwrap();
     let waits = Waits(Mutex::new(Vec::new()));
-    executor.spawn(task.as_mut()).unwrap();
+    executor.try_spawn(task.as_mut()).unwrap();
     executor.tick_observed(8, &waits);
     Now::set(100);
     probe.open();
@@ -699,7 +686,8 @@ fn a_stamp_is_never_older_than_the_wake_that_queued_the_poll() {
 #[test]
 fn without_counters_a_slot_costs_nothing_extra() {
     use core::mem::size_of;
-    use dinah_core::{CountPerTask, TaskRef};
+    use dinah_core::executor::TaskRef;
+    use dinah_core::telemetry::Counted;
     // The queue: 12 bytes a slot without counters (the state word, the
     // link, the waker count, the generation's high bits), 16 with them
     // (measured over two slots, so that the struct's tail padding cancels).
@@ -708,13 +696,13 @@ fn without_counters_a_slot_costs_nothing_extra() {
         2 * 12
     );
     assert_eq!(
-        size_of::<ReadyQueue<5, CountPerTask>>() - size_of::<ReadyQueue<3, CountPerTask>>(),
+        size_of::<ReadyQueue<5, Counted>>() - size_of::<ReadyQueue<3, Counted>>(),
         2 * 16
     );
     // With wake stamps: 20.
     assert_eq!(
-        size_of::<ReadyQueue<5, dinah_core::Timed<Ticks<2>>>>()
-            - size_of::<ReadyQueue<3, dinah_core::Timed<Ticks<2>>>>(),
+        size_of::<ReadyQueue<5, dinah_core::telemetry::Timed<Ticks<2>>>>()
+            - size_of::<ReadyQueue<3, dinah_core::telemetry::Timed<Ticks<2>>>>(),
         2 * 20
     );
     // The executor: exactly the borrowed task pointer a slot, plus 16 with counters.
@@ -724,8 +712,8 @@ fn without_counters_a_slot_costs_nothing_extra() {
         slot
     );
     assert_eq!(
-        size_of::<AsyncExecutor<'static, 4, (), CountPerTask>>()
-            - size_of::<AsyncExecutor<'static, 3, (), CountPerTask>>(),
+        size_of::<AsyncExecutor<'static, 4, (), Counted>>()
+            - size_of::<AsyncExecutor<'static, 3, (), Counted>>(),
         slot + 16
     );
 }
@@ -783,7 +771,7 @@ fn run_until_starts_afresh_after_a_wake_that_landed_in_the_last_poll() {
 
 #[test]
 fn a_panic_in_run_until_leaves_nothing_behind() {
-    use dinah_core::{NoClock, PollWatch};
+    use dinah_core::telemetry::{NoClock, PollWatch};
     static QUEUE: ReadyQueue<1> = ReadyQueue::new();
     static WATCH: PollWatch<NoClock> = PollWatch::new(NoClock);
     let kept: Mutex<Option<Waker>> = Mutex::new(None);
@@ -792,7 +780,7 @@ fn a_panic_in_run_until_leaves_nothing_behind() {
         Poll::<()>::Pending
     })));
     let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
-    executor.spawn(task.as_mut()).unwrap();
+    executor.try_spawn(task.as_mut()).unwrap();
     executor.tick(8);
     let payload = panic::catch_unwind(AssertUnwindSafe(|| {
         executor.run_until_observed(
@@ -819,14 +807,14 @@ fn a_panic_in_run_until_leaves_nothing_behind() {
 
 #[test]
 fn a_panicking_poll_is_reported_ended_to_the_observer() {
-    use dinah_core::{NoClock, PollWatch};
+    use dinah_core::telemetry::{NoClock, PollWatch};
     static QUEUE: ReadyQueue<2> = ReadyQueue::new();
     static WATCH: PollWatch<NoClock> = PollWatch::new(NoClock);
     let mut bad = pin!(Some(async {
         panic!("task exploded");
     }));
     let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(&QUEUE).unwrap();
-    let id = executor.spawn(bad.as_mut()).unwrap();
+    let id = executor.try_spawn(bad.as_mut()).unwrap();
     panic::catch_unwind(AssertUnwindSafe(|| executor.tick_observed(8, &WATCH)))
         .expect_err("the panic reaches the caller");
     assert_eq!(WATCH.blocked(0), None, "no poll runs any more");
@@ -854,7 +842,7 @@ fn a_cancelled_task_whose_destructor_panics_fails_and_gives_its_slot_back() {
         std::future::pending::<()>().await;
     }));
     let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
-    let id = executor.spawn(task.as_mut()).unwrap();
+    let id = executor.try_spawn(task.as_mut()).unwrap();
     executor.tick(8);
     executor.cancel(id).unwrap();
     let payload = panic::catch_unwind(AssertUnwindSafe(|| executor.tick(8)))
@@ -867,7 +855,7 @@ fn a_cancelled_task_whose_destructor_panics_fails_and_gives_its_slot_back() {
     executor.tick(8);
     let mut next = pin!(Some(async {}));
     let next = executor
-        .spawn(next.as_mut())
+        .try_spawn(next.as_mut())
         .expect("the slot is free again");
     executor.tick(8);
     assert_eq!(executor.task_state(next), Some(TaskState::Completed));
@@ -883,12 +871,12 @@ fn ids_never_repeat_however_often_a_slot_is_reused() {
         .collect();
     let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
     let mut tasks = storage.iter_mut();
-    let first = executor.spawn(tasks.next().unwrap().as_mut()).unwrap();
+    let first = executor.try_spawn(tasks.next().unwrap().as_mut()).unwrap();
     executor.tick(8);
     assert_eq!((first.slot(), first.generation()), (Some(0), Some(1)));
     let mut last = first;
     for task in tasks {
-        last = executor.spawn(task.as_mut()).unwrap();
+        last = executor.try_spawn(task.as_mut()).unwrap();
         executor.tick(8);
     }
     let reuses = reuses as u64;
@@ -916,11 +904,11 @@ fn a_slot_comes_back_once_every_cloned_waker_is_dropped_however_many() {
         Poll::Ready(())
     })));
     let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
-    executor.spawn(task.as_mut()).unwrap();
+    executor.try_spawn(task.as_mut()).unwrap();
     executor.tick(8);
     let mut next = pin!(Some(async {}));
     let next = executor
-        .spawn(next.as_mut())
+        .try_spawn(next.as_mut())
         .expect_err("wakers of the finished task are alive")
         .into_inner();
     let wakers = std::mem::take(&mut *kept.lock().unwrap());
@@ -932,7 +920,7 @@ fn a_slot_comes_back_once_every_cloned_waker_is_dropped_however_many() {
     });
     drop(wakers);
     executor.tick(8);
-    let next = executor.spawn(next).expect("no waker keeps the slot");
+    let next = executor.try_spawn(next).expect("no waker keeps the slot");
     executor.tick(8);
     assert_eq!(executor.task_state(next), Some(TaskState::Completed));
 }
@@ -947,8 +935,8 @@ fn thread_context() -> usize {
 
 #[test]
 fn a_wake_from_another_thread_during_a_poll_is_not_the_tasks_own() {
-    use dinah_core::{CountPerTask, TaskCounters};
-    static QUEUE: ReadyQueue<1, CountPerTask> = ReadyQueue::new().with_context(thread_context);
+    use dinah_core::telemetry::Counted;
+    static QUEUE: ReadyQueue<1, Counted> = ReadyQueue::new().with_context(thread_context);
     let mut task = pin!(Some(async {
         WokenElsewhere {
             polls: 0,
@@ -957,8 +945,8 @@ fn a_wake_from_another_thread_during_a_poll_is_not_the_tasks_own() {
         .await;
         yield_now().await;
     }));
-    let mut executor: AsyncExecutor<'_, 1, (), CountPerTask> = AsyncExecutor::new(&QUEUE).unwrap();
-    let id = executor.spawn(task.as_mut()).unwrap();
+    let mut executor: AsyncExecutor<'_, 1, (), Counted> = AsyncExecutor::new(&QUEUE).unwrap();
+    let id = executor.try_spawn(task.as_mut()).unwrap();
     executor.tick(8);
     let woken = executor.tick(8);
     assert_eq!(
@@ -969,15 +957,7 @@ fn a_wake_from_another_thread_during_a_poll_is_not_the_tasks_own() {
     // `yield_now` wakes the task on the executor's thread: its own.
     let own = executor.tick(8);
     assert_eq!((own.self_woken, own.completed), (1, 1));
-    assert_eq!(
-        executor.task_counters(id),
-        Some(TaskCounters {
-            polls: 3,
-            wakes: 2,
-            self_wakes: 1,
-            stale_wakes: 0,
-        })
-    );
+    assert_eq!(counts(executor.task_figures(id)), Some([3, 2, 1, 0]));
 }
 
 #[test]
@@ -993,8 +973,8 @@ fn a_task_that_never_ends_is_accepted_and_can_be_cancelled() {
     }));
     let mut ends = pin!(Some(async {}));
     let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(&QUEUE).unwrap();
-    let id = executor.spawn(forever.as_mut()).unwrap();
-    executor.spawn(ends.as_mut()).unwrap();
+    let id = executor.try_spawn(forever.as_mut()).unwrap();
+    executor.try_spawn(ends.as_mut()).unwrap();
     executor.tick(8);
     executor.tick(8);
     assert_eq!(spins.load(Ordering::SeqCst), 2);
@@ -1006,7 +986,9 @@ fn a_task_that_never_ends_is_accepted_and_can_be_cancelled() {
 
 #[test]
 fn a_host_run_loop_sleeps_holding_no_lock() {
-    use dinah_core::{Pended, TaskId, TraceEvent, TraceEventKind, TraceRing};
+    use dinah_core::executor::Pended;
+    use dinah_core::telemetry::{TraceEvent, TraceEventKind};
+    use dinah_core::{TaskId, TraceRing};
     use std::sync::OnceLock;
     static EXECUTOR: OnceLock<thread::Thread> = OnceLock::new();
     fn pend() {

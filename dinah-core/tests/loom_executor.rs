@@ -12,7 +12,8 @@ use std::task::Poll;
 mod support;
 use support::Probe;
 
-use dinah_core::{AsyncExecutor, CancelError, ReadyQueue, TaskState, yield_now};
+use dinah_core::executor::CancelError;
+use dinah_core::{AsyncExecutor, ReadyQueue, TaskState, yield_now};
 use loom::sync::Mutex;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
@@ -33,7 +34,7 @@ fn a_wake_racing_the_poll_is_never_lost() {
         let probe: &'static Probe = leak(Probe::default());
         let mut task = pin!(Some(probe.gate()));
         let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(queue).unwrap();
-        let id = executor.spawn(task.as_mut()).unwrap();
+        let id = executor.try_spawn(task.as_mut()).unwrap();
         executor.tick(4);
         let waker = probe.take_parked();
         // Queued again, so the next tick polls while the other thread wakes.
@@ -57,7 +58,7 @@ fn a_wake_after_completion_is_stale_and_frees_the_slot_once() {
         let probe: &'static Probe = leak(Probe::default());
         let mut task = pin!(Some(probe.gate()));
         let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(queue).unwrap();
-        let id = executor.spawn(task.as_mut()).unwrap();
+        let id = executor.try_spawn(task.as_mut()).unwrap();
         executor.tick(4);
         let waker = probe.take_parked();
         probe.open();
@@ -72,8 +73,8 @@ fn a_wake_after_completion_is_stale_and_frees_the_slot_once() {
         // The slot is free exactly once: one spawn fits, a second does not.
         let mut next = pin!(Some(async {}));
         let mut extra = pin!(Some(async {}));
-        executor.spawn(next.as_mut()).unwrap();
-        assert!(executor.spawn(extra.as_mut()).is_err());
+        executor.try_spawn(next.as_mut()).unwrap();
+        assert!(executor.try_spawn(extra.as_mut()).is_err());
     });
 }
 
@@ -97,7 +98,7 @@ fn cancel_between_polls_drops_the_future_exactly_once() {
             yield_now().await;
         }));
         let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(queue).unwrap();
-        let id = executor.spawn(task.as_mut()).unwrap();
+        let id = executor.try_spawn(task.as_mut()).unwrap();
         let other = thread::spawn(move || queue.cancel(id));
         executor.tick(4);
         executor.tick(4);
@@ -128,17 +129,17 @@ fn a_stale_waker_never_reaches_the_next_task_in_its_slot() {
         })));
         let mut second = pin!(Some(closed.gate()));
         let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(queue).unwrap();
-        executor.spawn(first.as_mut()).unwrap();
+        executor.try_spawn(first.as_mut()).unwrap();
         executor.tick(4);
         let stale = kept.lock().unwrap().take().unwrap();
         // The old waker wakes and is dropped while the executor tries to
         // reuse its slot.
         let other = thread::spawn(move || stale.wake());
-        let mut second: Option<dinah_core::TaskRef<'_, ()>> = Some(second.as_mut());
+        let mut second: Option<dinah_core::executor::TaskRef<'_, ()>> = Some(second.as_mut());
         for _ in 0..2 {
             executor.tick(4);
             if let Some(task) = second.take()
-                && let Err(refused) = executor.spawn(task)
+                && let Err(refused) = executor.try_spawn(task)
             {
                 second = Some(refused.into_inner());
             }
@@ -146,7 +147,7 @@ fn a_stale_waker_never_reaches_the_next_task_in_its_slot() {
         other.join().unwrap();
         executor.tick(4);
         if let Some(task) = second.take() {
-            executor.spawn(task).unwrap();
+            executor.try_spawn(task).unwrap();
         }
         executor.tick(4);
         executor.tick(4);
@@ -171,7 +172,7 @@ fn the_idle_check_never_sleeps_through_a_wake() {
         let probe: &'static Probe = leak(Probe::default());
         let mut task = pin!(Some(probe.gate()));
         let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(queue).unwrap();
-        let id = executor.spawn(task.as_mut()).unwrap();
+        let id = executor.try_spawn(task.as_mut()).unwrap();
         executor.tick(4);
         PENDED.store(false, std::sync::atomic::Ordering::SeqCst);
         let waker = probe.take_parked();
@@ -200,13 +201,14 @@ fn the_idle_check_never_sleeps_through_a_wake() {
 /// in each execution (it is a reading, not part of the wake protocol).
 static NOW: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
+#[derive(Default)]
 struct Now;
 
-impl dinah_core::TickSource for Now {
-    fn now() -> u64 {
+impl dinah_core::telemetry::Clock for Now {
+    fn now(&self) -> u64 {
         NOW.load(std::sync::atomic::Ordering::SeqCst)
     }
-    fn ticks_per_second() -> u64 {
+    fn ticks_per_second(&self) -> u64 {
         1
     }
 }
@@ -214,7 +216,7 @@ impl dinah_core::TickSource for Now {
 /// The waits an executor reports, in order.
 struct Waits(std::cell::RefCell<Vec<(bool, u64)>>);
 
-impl dinah_core::PollObserver for Waits {
+impl dinah_core::telemetry::PollObserver for Waits {
     fn poll_started(&self, _: dinah_core::TaskId) {}
     fn poll_ended(&self, _: dinah_core::TaskId) {}
     fn poll_waited(&self, _: dinah_core::TaskId, first: bool, ticks: u64) {
@@ -224,7 +226,7 @@ impl dinah_core::PollObserver for Waits {
 
 #[test]
 fn a_timed_wake_racing_the_poll_is_never_lost_and_every_poll_is_timed() {
-    use dinah_core::Timed;
+    use dinah_core::telemetry::Timed;
     loom::model(|| {
         NOW.store(0, std::sync::atomic::Ordering::SeqCst);
         let queue: &'static ReadyQueue<1, Timed<Now>> = leak(ReadyQueue::new());
@@ -232,7 +234,7 @@ fn a_timed_wake_racing_the_poll_is_never_lost_and_every_poll_is_timed() {
         let mut task = pin!(Some(probe.gate()));
         let mut executor: AsyncExecutor<'_, 1, (), Timed<Now>> = AsyncExecutor::new(queue).unwrap();
         let waits = Waits(std::cell::RefCell::new(Vec::new()));
-        let id = executor.spawn(task.as_mut()).unwrap();
+        let id = executor.try_spawn(task.as_mut()).unwrap();
         executor.tick_observed(4, &waits);
         let waker = probe.take_parked();
         // Queued at 0; the other thread wakes at 7, racing the next poll.
@@ -269,7 +271,7 @@ fn the_last_waker_dropped_as_its_task_ends_frees_the_slot_exactly_once() {
             Poll::Ready(())
         })));
         let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(queue).unwrap();
-        executor.spawn(first.as_mut()).unwrap();
+        executor.try_spawn(first.as_mut()).unwrap();
         // The task's one poll keeps a clone and ends; the other thread takes
         // the clone and drops it, racing the executor's end of the task and
         // its claim on the slot.
@@ -288,14 +290,15 @@ fn the_last_waker_dropped_as_its_task_ends_frees_the_slot_exactly_once() {
         // Free exactly once: one spawn fits, a second does not.
         let mut next = pin!(Some(async {}));
         let mut extra = pin!(Some(async {}));
-        executor.spawn(next.as_mut()).unwrap();
-        assert!(executor.spawn(extra.as_mut()).is_err());
+        executor.try_spawn(next.as_mut()).unwrap();
+        assert!(executor.try_spawn(extra.as_mut()).is_err());
     });
 }
 
 #[test]
 fn a_poll_stamp_never_pairs_one_poll_s_task_with_another_s_start() {
-    use dinah_core::{PollStamp, TaskId};
+    use dinah_core::TaskId;
+    use dinah_core::telemetry::PollStamp;
     loom::model(|| {
         let stamp: &'static PollStamp = leak(PollStamp::new());
         let (a, b) = (TaskId::new(1).unwrap(), TaskId::new(2).unwrap());

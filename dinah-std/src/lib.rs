@@ -1,30 +1,28 @@
-//! The hosted layer of dinah, for desktops and servers.
+//! The hosted layer of dinah, for desktops and servers: built on
+//! [`dinah_core`] and `std` only, in safe Rust.
 //!
-//! Built on [`dinah_core`] and `std` only, in safe Rust:
+//! The API is grouped by what a program is doing; the names nearly every
+//! program uses are also at the root.
 //!
-//! | item | what it adds |
+//! | module | for |
 //! | --- | --- |
-//! | [`BoundedQueue`] | a FIFO task queue on `VecDeque` whose capacity is chosen at run time |
-//! | [`SchedulerExt`] | [`run_until_empty`](SchedulerExt::run_until_empty) and [`run_parallel`](SchedulerExt::run_parallel) on the core [`Scheduler`](dinah_core::Scheduler), with [`ParallelError`] |
-//! | [`Shared`] | explicit mutex-backed sharing with poisoning reported, never guessed away |
-//! | [`CancellationHandle`] | an owned, clonable handle to one cancellation flag |
-//! | [`StdClock`] | the host's monotonic clock, for the core's telemetry [`Clock`](dinah_core::Clock) |
-//! | [`TraceBuffer`] | a trace log with a run-time capacity, for many threads |
-//! | [`WorkerPool`] | persistent workers for CPU work: bounded submission with [`TaskHandle`]s, fork-join batches, an owned shutdown with a [`PoolReport`] |
-//! | [`BlockingPool`] | threads started on demand for blocking calls, behind an admission limit |
-//! | [`LocalExecutor`] | an async executor for `!Send` futures on one thread, on the core's scheduling, with [`JoinHandle`]s, `block_on` and a bounded [`Spawner`] ingress |
+//! | [`executor`] | [`LocalExecutor`]: futures on the thread that owns it, join handles, `block_on`, a bounded [`Spawner`](executor::Spawner) ingress |
+//! | [`pool`] | [`WorkerPool`] for CPU work and [`BlockingPool`] for blocking calls: admission, shutdown reports |
+//! | [`task`] | [`JoinHandle`] and [`JoinError`]: one handle for every runtime above |
+//! | [`queue`] | [`BoundedQueue`] with a run-time capacity; [`run_until_empty`](queue::run_until_empty) and [`run_parallel`](queue::run_parallel) |
+//! | [`sync`] | [`CancellationHandle`], and [`Shared`](sync::Shared) with poisoning reported |
+//! | [`telemetry`] | [`TelemetryConfig`], the host's clocks, the stall diagnosis, the timeline recorder |
 //!
 //! # Example
 //!
 //! ```
-//! use dinah::{BoundedQueue, SchedulerExt};
-//! use dinah::Scheduler;
+//! use dinah::queue::{BoundedQueue, run_parallel};
 //!
 //! let mut queue = BoundedQueue::new(8)?;
 //! for n in 0..8u64 {
 //!     queue.try_push(move || n * n).unwrap_or_else(|_| unreachable!());
 //! }
-//! let squares = Scheduler::run_parallel(&mut queue, 2)?;
+//! let squares = run_parallel(&mut queue, 2)?;
 //! assert_eq!(squares, [0, 1, 4, 9, 16, 25, 36, 49]); // FIFO order, not completion order
 //! assert!(queue.is_empty());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -32,45 +30,25 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-mod cancel;
-mod clock;
-mod executor;
-mod pool;
-mod queue;
-mod scheduler;
-mod shared;
-mod sync;
-mod telemetry;
-mod trace;
+pub mod executor;
+pub mod pool;
+mod primitives;
+pub mod queue;
+pub mod sync;
+pub mod task;
+pub mod telemetry;
 mod unwind;
 
-pub use cancel::CancellationHandle;
-pub use clock::StdClock;
-#[cfg(feature = "telemetry")]
-pub use executor::Measured;
-pub use executor::{
-    ExecutorConfig, ExecutorMonitor, JoinFailure, JoinHandle, LocalExecutor, LocalSpawner,
-    Measuring, ShutdownReport, Spawner, TrySpawnError, Unmeasured,
-};
-pub use pool::{
-    AdmissionBound, BlockingConfig, BlockingPool, JoinError, PoolError, PoolMonitor, PoolReport,
-    PoolStats, ShutdownPolicy, SubmitError, Submitter, TaskHandle, Unfinished, Unstarted,
-    WorkerPool, WorkerReport,
-};
-pub use queue::{BoundedQueue, CapacityError};
-pub use scheduler::{ParallelError, SchedulerExt};
-pub use shared::{Shared, SynchronizationError};
-#[cfg(feature = "tracing")]
-pub use telemetry::TracingSink;
-pub use telemetry::{
-    Cause, ChromeTraceError, ExecutorFigures, ManualClock, Micros, PoolFigures, Recorder,
-    SourceSink, TaskFigures, TaskPhase, TelemetryConfig, Thresholds, Verdict,
-};
-pub use trace::TraceBuffer;
+pub use executor::LocalExecutor;
+pub use pool::{BlockingPool, WorkerPool};
+pub use queue::BoundedQueue;
+pub use sync::CancellationHandle;
+pub use task::{JoinError, JoinHandle};
+pub use telemetry::TelemetryConfig;
 
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod loom_support {
     //! The parallel dispatch protocol, exposed only to loom model tests.
-    pub use crate::scheduler::dispatch::{Dispatch, Outcome, work};
+    pub use crate::queue::dispatch::{Dispatch, Outcome, work};
 }

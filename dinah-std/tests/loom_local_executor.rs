@@ -8,7 +8,9 @@
 use std::future::poll_fn;
 use std::task::{Poll, Waker};
 
-use dinah_std::{ExecutorConfig, JoinFailure, LocalExecutor, TrySpawnError};
+use dinah_core::executor::SpawnError;
+use dinah_std::executor::ExecutorConfig;
+use dinah_std::{JoinError, LocalExecutor};
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
@@ -101,10 +103,11 @@ fn a_submission_racing_shutdown_is_polled_or_dropped_exactly_once() {
                 };
                 match spawner.try_spawn(future) {
                     Ok(handle) => Some(handle),
-                    Err(TrySpawnError::Shutdown(future) | TrySpawnError::Full(future)) => {
+                    Err(SpawnError::Shutdown(future) | SpawnError::Full(future)) => {
                         drop(future);
                         None
                     }
+                    Err(other) => panic!("a spawner refuses only Full or Shutdown: {other:?}"),
                 }
             })
         };
@@ -122,7 +125,7 @@ fn a_submission_racing_shutdown_is_polled_or_dropped_exactly_once() {
                 if polled == 1 {
                     assert_eq!(result, Ok(()));
                 } else {
-                    assert_eq!(result, Err(JoinFailure::Cancelled));
+                    assert_eq!(result, Err(JoinError::Cancelled));
                     assert_eq!(report.cancelled_submissions, 1);
                 }
             }
@@ -215,7 +218,7 @@ fn a_wake_that_lands_in_block_on_s_last_poll_does_not_trouble_the_next_call() {
 fn cancel_racing_the_last_poll_returns_true_only_for_a_cancelled_handle() {
     loom::model(|| {
         let executor = small();
-        let handle = executor.spawn(async { Ok::<_, ()>(7) }).unwrap();
+        let handle = executor.try_spawn(async { Ok::<_, ()>(7) }).unwrap();
         // The other thread cancels while the task's one poll returns its
         // value.
         let canceller = thread::spawn(move || {
@@ -227,9 +230,9 @@ fn cancel_racing_the_last_poll_returns_true_only_for_a_cancelled_handle() {
         executor.tick(4);
         let outcome = handle.try_take().expect("resolved");
         if accepted {
-            assert_eq!(outcome, Err(JoinFailure::Cancelled));
+            assert_eq!(outcome, Err(JoinError::Cancelled));
         } else {
-            assert_eq!(outcome, Ok(7));
+            assert_eq!(outcome, Ok(Ok(7)));
         }
     });
 }

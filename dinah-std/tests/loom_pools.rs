@@ -6,7 +6,9 @@
 #![cfg(loom)]
 
 use dinah_core::CoreConfig;
-use dinah_std::{BlockingConfig, BlockingPool, JoinError, ShutdownPolicy, SubmitError, WorkerPool};
+use dinah_core::executor::SpawnError;
+use dinah_std::pool::{BlockingConfig, ShutdownPolicy};
+use dinah_std::{BlockingPool, JoinError, WorkerPool};
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
@@ -23,9 +25,9 @@ fn an_idle_worker_never_misses_a_submission() {
         // waiting when the task arrives; a lost wakeup would leave `join`
         // waiting forever, which loom reports as a deadlock.
         let pool = one_worker();
-        let handle = pool.try_submit(|| 5).unwrap_or_else(|_| unreachable!());
+        let handle = pool.try_spawn(|| 5).unwrap_or_else(|_| unreachable!());
         assert_eq!(handle.join(), Ok(5));
-        let second = pool.try_submit(|| 6).unwrap_or_else(|_| unreachable!());
+        let second = pool.try_spawn(|| 6).unwrap_or_else(|_| unreachable!());
         assert_eq!(second.join(), Ok(6));
         drop(pool);
     });
@@ -36,16 +38,16 @@ fn a_submission_racing_shutdown_runs_or_is_handed_back() {
     for policy in [ShutdownPolicy::Drain, ShutdownPolicy::CancelPending] {
         loom::model(move || {
             let pool = one_worker();
-            let submitter = pool.submitter();
+            let submitter = pool.spawner();
             let runs = Arc::new(AtomicUsize::new(0));
             let racer = {
                 let runs = Arc::clone(&runs);
                 thread::spawn(move || {
                     submitter
-                        .try_submit(move || {
+                        .try_spawn(move || {
                             runs.fetch_add(1, Ordering::SeqCst);
                         })
-                        .map_err(|refused| matches!(refused, SubmitError::ShuttingDown(_)))
+                        .map_err(|refused| matches!(refused, SpawnError::Shutdown(_)))
                 })
             };
             let report = pool.shutdown(policy);
@@ -85,7 +87,7 @@ fn cancel_racing_the_start_has_one_winner() {
         let runs = Arc::new(AtomicUsize::new(0));
         let task_runs = Arc::clone(&runs);
         let handle = pool
-            .try_submit(move || {
+            .try_spawn(move || {
                 task_runs.fetch_add(1, Ordering::SeqCst);
                 1
             })
@@ -110,13 +112,9 @@ fn a_keep_alive_exit_never_strands_a_new_job() {
         // submission starts a new thread; the job runs either way.
         let config = BlockingConfig::new(1, 2).keep_alive(Duration::ZERO);
         let pool = BlockingPool::new(config).unwrap();
-        let first = pool
-            .try_spawn_blocking(|| 1)
-            .unwrap_or_else(|_| unreachable!());
+        let first = pool.try_spawn(|| 1).unwrap_or_else(|_| unreachable!());
         assert_eq!(first.join(), Ok(1));
-        let second = pool
-            .try_spawn_blocking(|| 2)
-            .unwrap_or_else(|_| unreachable!());
+        let second = pool.try_spawn(|| 2).unwrap_or_else(|_| unreachable!());
         assert_eq!(second.join(), Ok(2));
         let report = pool.shutdown(ShutdownPolicy::Drain);
         assert_eq!(report.completed, 2);

@@ -2,8 +2,9 @@
 //! no event and count every refusal.
 #![cfg(loom)]
 
-use dinah_core::{TaskId, TraceEvent, TraceEventKind};
-use dinah_std::TraceBuffer;
+use dinah_core::TaskId;
+use dinah_core::telemetry::{TraceEvent, TraceEventKind};
+use dinah_std::telemetry::TraceBuffer;
 use loom::sync::Arc;
 use loom::thread;
 

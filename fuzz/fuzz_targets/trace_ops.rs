@@ -2,7 +2,7 @@
 //! `TraceBuffer` against a bounded `VecDeque` model with a refusal count.
 #![no_main]
 
-use dinah::{TraceBuffer, TraceRing};
+use dinah::telemetry::{TraceBuffer, TraceRing};
 use libfuzzer_sys::fuzz_target;
 
 #[path = "../../tests/support/models.rs"]

@@ -4,7 +4,8 @@
 use std::panic;
 use std::sync::Once;
 
-use dinah::{BoundedQueue, FifoQueue, QueuePushError};
+use dinah::BoundedQueue;
+use dinah::queue::{FifoQueue, QueuePushError};
 
 pub(crate) mod chrome;
 pub(crate) mod models;

@@ -8,10 +8,10 @@
 
 use std::collections::VecDeque;
 
-use dinah::{
-    BoundedQueue, FifoQueue, LifecycleState, QueuePushError, TaskId, TaskQueue, TaskState,
-    TraceBuffer, TraceEvent, TraceEventKind, TraceRecordError, TraceRing,
-};
+use dinah::config::LifecycleState;
+use dinah::queue::{FifoQueue, QueuePushError};
+use dinah::telemetry::{TraceBuffer, TraceEvent, TraceEventKind, TraceRecordError, TraceRing};
+use dinah::{BoundedQueue, TaskId, TaskQueue, TaskState};
 
 /// The capacity every queue and trace log under a model is built with.
 pub(crate) const CAP: usize = 5;
@@ -256,7 +256,8 @@ use core::task::{Context, Poll, Waker};
 use std::cell::RefCell;
 use std::sync::Mutex;
 
-use dinah::{AsyncExecutor, CancelError, ReadyQueue, TaskRef, TickReport};
+use dinah::executor::{CancelError, TaskRef};
+use dinah::{AsyncExecutor, ReadyQueue, TickReport};
 
 /// What a tick did, in the order the executor models answer it: polled,
 /// completed, failed, cancelled, work remaining.
@@ -362,19 +363,26 @@ fn next_step(steps: &[Step], polls: &mut usize) -> Step {
     step
 }
 
+/// A task as the scheduling model sees it. The slot bookkeeping (`slot`,
+/// `refs`, `failure`, `freed`, `reused`) is the fixed-slot executor's; the
+/// hosted one's tasks have no slot, and `taken` is its handles'.
 #[derive(Debug)]
 struct ModelTask {
-    slot: usize,
+    /// Its slot in the fixed-slot executor; `None` on the hosted one.
+    slot: Option<usize>,
     life: ModelLife,
     queued: bool,
     cancel: bool,
     /// Cloned wakers alive (the one parked with the harness).
     refs: usize,
+    /// A returned error waits to be taken.
     failure: bool,
     /// Its slot went back on the free list.
     freed: bool,
     /// A new task took its slot: its id names nothing now.
     reused: bool,
+    /// Its handle gave its result.
+    taken: bool,
     steps: Vec<Step>,
     polls: usize,
 }
@@ -385,23 +393,66 @@ impl ModelTask {
     }
 }
 
-/// The executor as the model sees it.
+/// The scheduling rules both async executors share, written out
+/// independently of them: wakes coalesce while queued, a tick takes the
+/// wakes so far and polls in wake order within its budget, a cancelled task
+/// is dropped at its next turn, a task woken in a tick waits for the next.
+/// The fixed-slot executor adds its slots (recycled only when no waker,
+/// entry or failure is left); the hosted one a live-task cap and shutdown.
 #[derive(Default)]
 struct Model {
     tasks: Vec<ModelTask>,
-    /// Free slots, head first (the executor's free list is a stack).
+    /// Free slots, head first (the executor's free list is a stack); empty
+    /// for the hosted executor.
     free: Vec<usize>,
     stack: Vec<usize>,
     ready: std::collections::VecDeque<usize>,
     stale: u32,
+    /// The hosted executor shut down.
+    closed: bool,
 }
 
 impl Model {
-    fn new() -> Self {
+    /// The fixed-slot executor's model, with [`EXECUTOR_SLOTS`] free slots.
+    fn with_slots() -> Self {
         Self {
             free: (0..EXECUTOR_SLOTS).rev().collect(),
             ..Self::default()
         }
+    }
+
+    /// Tasks alive (spawned, not over).
+    fn live(&self) -> usize {
+        self.tasks.iter().filter(|task| task.live()).count()
+    }
+
+    /// A new task with script `steps`, in `slot` (the fixed-slot executor:
+    /// any earlier task of that slot is forgotten by id), queued for its
+    /// first poll. Returns its number.
+    fn spawn(&mut self, slot: Option<usize>, steps: Vec<Step>) -> usize {
+        if let Some(slot) = slot {
+            for old in &mut self.tasks {
+                if old.slot == Some(slot) {
+                    old.reused = true;
+                }
+            }
+        }
+        let t = self.tasks.len();
+        self.tasks.push(ModelTask {
+            slot,
+            life: ModelLife::Pending,
+            queued: false,
+            cancel: false,
+            refs: 0,
+            failure: false,
+            freed: false,
+            reused: false,
+            taken: false,
+            steps,
+            polls: 0,
+        });
+        self.enqueue(t);
+        t
     }
 
     /// Queues task `t` as a wake would (unless queued already).
@@ -414,8 +465,14 @@ impl Model {
 
     fn release_if_reusable(&mut self, t: usize) {
         let task = &self.tasks[t];
-        if !task.live() && task.refs == 0 && !task.queued && !task.failure && !task.freed {
-            self.free.push(task.slot);
+        if let Some(slot) = task.slot
+            && !task.live()
+            && task.refs == 0
+            && !task.queued
+            && !task.failure
+            && !task.freed
+        {
+            self.free.push(slot);
             self.tasks[t].freed = true;
         }
     }
@@ -435,6 +492,13 @@ impl Model {
         if task.refs == 0 && !task.live() && !task.queued {
             self.enqueue(t);
         }
+    }
+
+    /// A live task's handle or id asks to cancel it: it is dropped at its
+    /// next turn.
+    fn cancel(&mut self, t: usize) {
+        self.tasks[t].cancel = true;
+        self.enqueue(t);
     }
 
     fn finish(&mut self, t: usize, life: ModelLife) {
@@ -487,6 +551,36 @@ impl Model {
         let remaining = !self.ready.is_empty() || !self.stack.is_empty();
         (polled, completed, failed, cancelled, remaining)
     }
+
+    /// The hosted executor shuts down: every live task is cancelled and
+    /// nothing stays queued. Returns how many were live.
+    fn shut_down(&mut self) -> usize {
+        let left = self.live();
+        for task in &mut self.tasks {
+            if task.live() {
+                task.life = ModelLife::Cancelled;
+            }
+            task.queued = false;
+        }
+        self.ready.clear();
+        self.stack.clear();
+        self.closed = true;
+        left
+    }
+
+    /// What the hosted task `t`'s handle should hand out now.
+    fn outcome(&self, t: usize) -> Option<Result<Result<(), usize>, JoinError>> {
+        let task = &self.tasks[t];
+        if task.taken {
+            return None;
+        }
+        match task.life {
+            ModelLife::Pending | ModelLife::Running => None,
+            ModelLife::Completed => Some(Ok(Ok(()))),
+            ModelLife::Failed => Some(Ok(Err(t))),
+            ModelLife::Cancelled => Some(Err(JoinError::Cancelled)),
+        }
+    }
 }
 
 /// The [`SCRIPTED_TASKS`] tasks a run can spawn, their scripts read from the
@@ -525,7 +619,7 @@ pub(crate) fn check_executor(bytes: &[u8]) {
     let tasks = scripted_tasks(&mut bytes, &parked);
     let scripts: Vec<Vec<Step>> = tasks.iter().map(|task| task.steps.clone()).collect();
     let mut storage: Vec<Option<Scripted<'_>>> = tasks.into_iter().map(Some).collect();
-    let mut model = Model::new();
+    let mut model = Model::with_slots();
     let mut ids: Vec<TaskId> = Vec::new();
     let mut unspawned = storage.iter_mut();
     let mut held = None;
@@ -547,28 +641,11 @@ pub(crate) fn check_executor(bytes: &[u8]) {
                         None => continue,
                     },
                 };
-                match executor.spawn(task) {
+                match executor.try_spawn(task) {
                     Ok(id) => {
                         let slot = model.free.pop().expect("the model has a free slot too");
-                        let t = ids.len();
-                        for old in &mut model.tasks {
-                            if old.slot == slot {
-                                old.reused = true;
-                            }
-                        }
-                        model.tasks.push(ModelTask {
-                            slot,
-                            life: ModelLife::Pending,
-                            queued: false,
-                            cancel: false,
-                            refs: 0,
-                            failure: false,
-                            freed: false,
-                            reused: false,
-                            steps: scripts[t].clone(),
-                            polls: 0,
-                        });
-                        model.enqueue(t);
+                        let t = model.spawn(Some(slot), scripts[ids.len()].clone());
+                        assert_eq!(t, ids.len());
                         ids.push(id);
                     }
                     Err(refused) => {
@@ -617,8 +694,7 @@ pub(crate) fn check_executor(bytes: &[u8]) {
                     assert_eq!(result, Err(CancelError::UnknownTask(ids[t])));
                 } else if task.live() {
                     assert_eq!(result, Ok(()));
-                    task.cancel = true;
-                    model.enqueue(t);
+                    model.cancel(t);
                 } else {
                     assert_eq!(result, Err(CancelError::AlreadyFinished(ids[t])));
                 }
@@ -653,100 +729,11 @@ pub(crate) fn check_executor(bytes: &[u8]) {
     }
 }
 
-// The hosted LocalExecutor against a model of the same scheduling rules,
-// with handles instead of ids, a live-task cap instead of slots, and
-// shutdown.
+// The hosted LocalExecutor against the same scheduling model, with handles
+// instead of ids, a live-task cap instead of slots, and shutdown.
 
-use dinah::{ExecutorConfig, JoinFailure, JoinHandle, LocalExecutor, TrySpawnError};
-
-/// A hosted task as the model sees it.
-#[derive(Debug)]
-struct HostedTask {
-    life: ModelLife,
-    queued: bool,
-    cancel: bool,
-    taken: bool,
-    steps: Vec<Step>,
-    polls: usize,
-}
-
-impl HostedTask {
-    fn live(&self) -> bool {
-        self.life.is_live()
-    }
-}
-
-#[derive(Default)]
-struct HostedModel {
-    tasks: Vec<HostedTask>,
-    ready: std::collections::VecDeque<usize>,
-    stack: Vec<usize>,
-    closed: bool,
-}
-
-impl HostedModel {
-    fn live(&self) -> usize {
-        self.tasks.iter().filter(|task| task.live()).count()
-    }
-
-    fn enqueue(&mut self, t: usize) {
-        if !self.tasks[t].queued {
-            self.tasks[t].queued = true;
-            self.stack.push(t);
-        }
-    }
-
-    fn tick(&mut self, budget: usize) -> (usize, usize, usize, usize, bool) {
-        let (mut polled, mut completed, mut failed, mut cancelled) = (0, 0, 0, 0);
-        self.ready.extend(self.stack.drain(..));
-        while polled < budget {
-            let Some(t) = self.ready.pop_front() else {
-                break;
-            };
-            let task = &mut self.tasks[t];
-            task.queued = false;
-            if !task.live() {
-                continue;
-            }
-            if task.cancel {
-                cancelled += 1;
-                task.life = ModelLife::Cancelled;
-                continue;
-            }
-            polled += 1;
-            task.life = ModelLife::Running;
-            let step = next_step(&task.steps, &mut task.polls);
-            match step {
-                Step::Park => {}
-                Step::Yield => self.enqueue(t),
-                Step::Complete => {
-                    completed += 1;
-                    self.tasks[t].life = ModelLife::Completed;
-                }
-                Step::Fail => {
-                    failed += 1;
-                    self.tasks[t].life = ModelLife::Failed;
-                }
-            }
-        }
-        let remaining = !self.ready.is_empty() || !self.stack.is_empty();
-        (polled, completed, failed, cancelled, remaining)
-    }
-
-    /// What task `t`'s handle should hand out now.
-    fn outcome(&self, t: usize) -> Option<Result<(), JoinFailure<usize>>> {
-        let task = &self.tasks[t];
-        if task.taken {
-            return None;
-        }
-        match task.life {
-            ModelLife::Pending | ModelLife::Running => None,
-            ModelLife::Completed => Some(Ok(())),
-            ModelLife::Failed => Some(Err(JoinFailure::Returned(t))),
-            ModelLife::Cancelled => Some(Err(JoinFailure::Cancelled)),
-        }
-    }
-}
+use dinah::executor::ExecutorConfig;
+use dinah::{JoinError, JoinHandle, LocalExecutor, SpawnError};
 
 /// Each byte is one operation, by its low three bits: spawn the next
 /// scripted task, tick with a budget of 1 to 4, wake or drop the parked
@@ -764,8 +751,8 @@ pub(crate) fn check_local_executor(bytes: &[u8]) {
         ..ExecutorConfig::default()
     })
     .unwrap();
-    let mut model = HostedModel::default();
-    let mut handles: Vec<JoinHandle<(), usize>> = Vec::new();
+    let mut model = Model::default();
+    let mut handles: Vec<JoinHandle<Result<(), usize>>> = Vec::new();
     for byte in bytes {
         let which = usize::from(byte >> 3);
         match byte & 7 {
@@ -774,50 +761,36 @@ pub(crate) fn check_local_executor(bytes: &[u8]) {
                     continue;
                 };
                 let steps = task.steps.clone();
-                match executor.spawn(task) {
+                match executor.try_spawn(task) {
                     Ok(handle) => {
                         assert!(!model.closed && model.live() < EXECUTOR_SLOTS);
-                        let t = handles.len();
-                        model.tasks.push(HostedTask {
-                            life: ModelLife::Pending,
-                            queued: false,
-                            cancel: false,
-                            taken: false,
-                            steps,
-                            polls: 0,
-                        });
-                        model.enqueue(t);
+                        let t = model.spawn(None, steps);
+                        assert_eq!(t, handles.len());
                         handles.push(handle);
                     }
-                    Err(TrySpawnError::Full(task)) => {
+                    Err(SpawnError::Full(task)) => {
                         assert!(!model.closed && model.live() == EXECUTOR_SLOTS);
                         assert_eq!(task.polls, 0, "handed back untouched");
                         unspawned.push(task);
                     }
-                    Err(TrySpawnError::Shutdown(task)) => {
+                    Err(SpawnError::Shutdown(task)) => {
                         assert!(model.closed);
                         unspawned.push(task);
                     }
+                    Err(other) => panic!("an executor refuses only Full or Shutdown: {other:?}"),
                 }
             }
             1 | 2 => {
                 let budget = 1 + which % 4;
                 let report = executor.tick(budget);
-                let expected = if model.closed {
-                    (0, 0, 0, 0, false)
-                } else {
-                    model.tick(budget)
-                };
-                assert_eq!(tick_outcome(&report), expected, "tick({budget})");
+                assert_eq!(tick_outcome(&report), model.tick(budget), "tick({budget})");
             }
             3 if !handles.is_empty() => {
                 let t = which % handles.len();
                 let waker = parked.borrow()[t].clone();
                 if let Some(waker) = waker {
                     waker.wake();
-                    if model.tasks[t].live() && !model.closed {
-                        model.enqueue(t);
-                    }
+                    model.wake(t);
                 }
             }
             4 if !handles.is_empty() => {
@@ -829,8 +802,7 @@ pub(crate) fn check_local_executor(bytes: &[u8]) {
                 let live = model.tasks[t].live();
                 assert_eq!(handles[t].cancel(), live, "cancel {t}");
                 if live {
-                    model.tasks[t].cancel = true;
-                    model.enqueue(t);
+                    model.cancel(t);
                 }
             }
             6 if !handles.is_empty() => {
@@ -843,17 +815,7 @@ pub(crate) fn check_local_executor(bytes: &[u8]) {
             }
             7 => {
                 let report = executor.shutdown();
-                let left = model.live();
-                assert_eq!(report.cancelled_tasks, left);
-                for task in &mut model.tasks {
-                    if task.live() {
-                        task.life = ModelLife::Cancelled;
-                    }
-                    task.queued = false;
-                }
-                model.ready.clear();
-                model.stack.clear();
-                model.closed = true;
+                assert_eq!(report.cancelled_tasks, model.shut_down());
             }
             _ => {}
         }
@@ -868,10 +830,8 @@ pub(crate) fn check_local_executor(bytes: &[u8]) {
 
 use std::sync::{Arc, mpsc};
 
-use dinah::{
-    BlockingConfig, BlockingPool, CoreConfig, JoinError, PoolStats, ShutdownPolicy, SubmitError,
-    TaskHandle, WorkerPool,
-};
+use dinah::pool::{BlockingConfig, PoolStats, ShutdownPolicy};
+use dinah::{BlockingPool, CoreConfig, WorkerPool};
 
 /// Either pool, behind one interface for the checks that hold for both.
 pub(crate) enum ModelPool {
@@ -897,14 +857,14 @@ impl ModelPool {
         }
     }
 
-    pub(crate) fn submit<F, R>(&self, f: F) -> Result<TaskHandle<R>, SubmitError<F>>
+    pub(crate) fn spawn<F, R>(&self, f: F) -> Result<JoinHandle<R>, SpawnError<F, std::io::Error>>
     where
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
         match self {
-            Self::Worker(pool) => pool.try_submit(f),
-            Self::Blocking(pool) => pool.try_spawn_blocking(f),
+            Self::Worker(pool) => pool.try_spawn(f),
+            Self::Blocking(pool) => pool.try_spawn(f),
         }
     }
 
@@ -915,7 +875,7 @@ impl ModelPool {
         }
     }
 
-    pub(crate) fn shutdown(self, policy: ShutdownPolicy) -> dinah::PoolReport {
+    pub(crate) fn shutdown(self, policy: ShutdownPolicy) -> dinah::pool::PoolReport {
         match self {
             Self::Worker(pool) => pool.shutdown(policy),
             Self::Blocking(pool) => pool.shutdown(policy),
@@ -927,14 +887,14 @@ impl ModelPool {
 /// when the model says so.
 struct Gate {
     release: mpsc::Sender<()>,
-    handle: TaskHandle<()>,
+    handle: JoinHandle<()>,
 }
 
 fn hold(pool: &ModelPool) -> Gate {
     let (started_tx, started) = mpsc::channel();
     let (release, release_rx) = mpsc::channel::<()>();
     let handle = pool
-        .submit(move || {
+        .spawn(move || {
             started_tx.send(()).expect("model waits");
             let _ = release_rx.recv();
         })
@@ -946,7 +906,7 @@ fn hold(pool: &ModelPool) -> Gate {
 /// A task the model tracks: its number and whether its handle cancelled it.
 struct Tracked {
     number: usize,
-    handle: TaskHandle<usize>,
+    handle: JoinHandle<usize>,
     cancelled: bool,
 }
 
@@ -982,7 +942,7 @@ pub(crate) fn check_pool(bytes: &[u8]) {
                     task_log.lock().unwrap().push(number);
                     number
                 };
-                match pool.submit(task) {
+                match pool.spawn(task) {
                     Ok(handle) => {
                         assert!(queued.len() < CAP, "accepted beyond the capacity");
                         accepted += 1;
@@ -992,7 +952,7 @@ pub(crate) fn check_pool(bytes: &[u8]) {
                             cancelled: false,
                         });
                     }
-                    Err(SubmitError::Full(task)) => {
+                    Err(SpawnError::Full(task)) => {
                         assert_eq!(queued.len(), CAP, "refused below the capacity");
                         rejected += 1;
                         // Handed back intact: calling it runs it here.
@@ -1063,11 +1023,11 @@ pub(crate) fn check_pool(bytes: &[u8]) {
     // gate must see the shutdown begin before it lets the thread go, so that
     // under CancelPending nothing queued starts.
     let watcher = match &pool {
-        ModelPool::Worker(pool) => pool.submitter(),
-        ModelPool::Blocking(pool) => pool.submitter(),
+        ModelPool::Worker(pool) => pool.spawner(),
+        ModelPool::Blocking(pool) => pool.spawner(),
     };
     let releaser = std::thread::spawn(move || {
-        while !watcher.is_shutting_down() {
+        while !watcher.is_shut_down() {
             std::thread::yield_now();
         }
         gate.release.send(()).unwrap();

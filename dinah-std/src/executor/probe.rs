@@ -1,20 +1,21 @@
 //! The executor's telemetry: one [`TaskProbe`] per slot (atomics any thread
-//! may read), the executor-wide [`ExecProbe`], and the [`ExecutorMonitor`]
-//! that reads them from any thread.
+//! may read) and the executor-wide [`ExecProbe`], which fill the core's
+//! figure records and tell the configured poll observer about each poll.
+#![forbid(unsafe_code)]
 
-use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use dinah_core::{PollStamp, TaskId, TraceEventKind};
+use dinah_core::TaskId;
+use dinah_core::telemetry::{ExecutorFigures, PollStamp, TaskFigures, TaskPhase, TraceEventKind};
 
-use super::shared::Shared;
-use crate::sync::lock_std;
-use crate::telemetry::{
-    ExecutorFigures, Probe, Stamp, TaskFigures, TaskPhase, TelemetryConfig, Thresholds, Verdict,
-    micros,
-};
+use crate::primitives::lock_std;
+use crate::telemetry::hook::{Probe, Stamp, micros};
+use crate::telemetry::{TelemetryConfig, Thresholds, Verdict};
+
+/// The figures' ticks: microseconds.
+const MICROS_PER_SECOND: u64 = 1_000_000;
 
 /// One slot's figures. Reset when a new task takes the slot.
 pub(crate) struct TaskProbe {
@@ -29,11 +30,15 @@ pub(crate) struct TaskProbe {
     waiting: Stamp,
     /// When it was submitted, for its first-poll delay.
     spawned: Stamp,
+    /// How long its first poll waited after its submission.
+    first_poll_delay: Stamp,
     polls: AtomicU64,
     wakes: AtomicU64,
     self_wakes: AtomicU64,
+    stale_wakes: AtomicU64,
     busy: AtomicU64,
     longest: AtomicU64,
+    longest_wait: AtomicU64,
 }
 
 impl TaskProbe {
@@ -44,11 +49,14 @@ impl TaskProbe {
             ready: Stamp::new(),
             waiting: Stamp::new(),
             spawned: Stamp::new(),
+            first_poll_delay: Stamp::new(),
             polls: AtomicU64::new(0),
             wakes: AtomicU64::new(0),
             self_wakes: AtomicU64::new(0),
+            stale_wakes: AtomicU64::new(0),
             busy: AtomicU64::new(0),
             longest: AtomicU64::new(0),
+            longest_wait: AtomicU64::new(0),
         }
     }
 
@@ -125,7 +133,7 @@ impl ExecProbe {
             probe: Probe::new(config),
             polling: PollStamp::new(),
             slots: Mutex::new(Vec::new()),
-            hist: Mutex::new(ExecutorFigures::default()),
+            hist: Mutex::new(ExecutorFigures::new(MICROS_PER_SECOND)),
             spawned: AtomicU64::new(0),
             rejected: AtomicU64::new(0),
             rejected_full: AtomicU64::new(0),
@@ -178,12 +186,15 @@ impl ExecProbe {
             &slot.polls,
             &slot.wakes,
             &slot.self_wakes,
+            &slot.stale_wakes,
             &slot.busy,
             &slot.longest,
+            &slot.longest_wait,
         ] {
             counter.store(0, Ordering::Relaxed);
         }
         slot.waiting.clear();
+        slot.first_poll_delay.clear();
         slot.spawned.set(at);
         slot.ready.set(at);
         slot.task.store(task.get(), Ordering::Relaxed);
@@ -216,6 +227,7 @@ impl ExecProbe {
     #[inline(never)]
     pub(crate) fn stale(&self, slot: &TaskProbe) {
         add(&self.stale_wakes, 1);
+        add(&slot.stale_wakes, 1);
         if let Some(task) = slot.id() {
             self.probe
                 .emit(task, TraceEventKind::StaleWake, self.probe.now());
@@ -236,12 +248,27 @@ impl ExecProbe {
                 Waited::Woken(now.saturating_sub(ready))
             })
         };
+        match waited {
+            Waited::FirstPoll(nanos) => slot.first_poll_delay.set(nanos),
+            Waited::Woken(nanos) => {
+                if nanos > slot.longest_wait.load(Ordering::Relaxed) {
+                    slot.longest_wait.store(nanos, Ordering::Relaxed);
+                }
+            }
+            Waited::Unknown => {}
+        }
         if let Some(task) = task {
             self.polling.start(task, now);
             if first {
                 self.probe.emit(task, TraceEventKind::Started, now);
             }
             self.probe.emit(task, TraceEventKind::PollStarted, now);
+            let waited = match waited {
+                Waited::FirstPoll(nanos) => Some((true, nanos)),
+                Waited::Woken(nanos) => Some((false, nanos)),
+                Waited::Unknown => None,
+            };
+            self.probe.observe_start(task, waited);
         }
         PollStart { at: now, waited }
     }
@@ -283,6 +310,7 @@ impl ExecProbe {
         }
         let task = slot.id();
         if let Some(task) = task {
+            self.probe.observe_end(task);
             self.probe.emit(task, TraceEventKind::PollEnded, now);
         }
         match ended {
@@ -302,12 +330,14 @@ impl ExecProbe {
     pub(crate) fn main_poll_started(&self, task: TaskId) {
         let now = self.probe.now();
         self.polling.start(task, now);
+        self.probe.observe_start(task, None);
     }
 
     /// That poll returned (or unwound).
     pub(crate) fn main_poll_ended(&self) {
-        if self.polling.is_polling() {
+        if let Some((task, _)) = self.polling.read() {
             self.polling.end();
+            self.probe.observe_end(task);
         }
     }
 
@@ -340,7 +370,7 @@ impl ExecProbe {
         slot.live.store(false, Ordering::Relaxed);
     }
 
-    fn figures(&self) -> ExecutorFigures {
+    pub(super) fn figures(&self) -> ExecutorFigures {
         let mut figures = lock_std(&self.hist).clone();
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
         figures.spawned = load(&self.spawned);
@@ -353,7 +383,7 @@ impl ExecProbe {
         figures
     }
 
-    fn tasks(&self) -> Vec<TaskFigures> {
+    pub(super) fn tasks(&self) -> Vec<TaskFigures> {
         let now = self.probe.now();
         let polling = self.polling.read();
         let since = |at: u64| micros(now.saturating_sub(at));
@@ -364,34 +394,40 @@ impl ExecProbe {
                 let task = slot.live()?;
                 let phase = if let Some((_, start)) = polling.filter(|&(busy, _)| busy == task) {
                     TaskPhase::Polling {
-                        for_micros: since(start),
+                        for_ticks: since(start),
                     }
                 } else if let Some(ready) = slot.ready.get() {
                     TaskPhase::Ready {
-                        for_micros: since(ready),
+                        for_ticks: since(ready),
                     }
                 } else {
                     TaskPhase::Waiting {
-                        for_micros: slot.waiting.get().map_or(0, since),
+                        for_ticks: slot.waiting.get().map_or(0, since),
                     }
                 };
                 let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
-                Some(TaskFigures {
-                    task,
-                    polls: load(&slot.polls),
-                    wakes: load(&slot.wakes),
-                    self_wakes: load(&slot.self_wakes),
-                    busy_micros: micros(load(&slot.busy)),
-                    longest_poll_micros: micros(load(&slot.longest)),
-                    phase,
-                })
+                let mut figures = TaskFigures::new(task, MICROS_PER_SECOND);
+                figures.polls = load(&slot.polls);
+                figures.wakes = load(&slot.wakes);
+                figures.self_wakes = load(&slot.self_wakes);
+                figures.stale_wakes = load(&slot.stale_wakes);
+                figures.busy = micros(load(&slot.busy));
+                figures.longest_poll = micros(load(&slot.longest));
+                figures.first_poll_delay = slot.first_poll_delay.get().map(micros);
+                figures.longest_wake_to_poll = micros(load(&slot.longest_wait));
+                figures.phase = Some(phase);
+                Some(figures)
             })
             .collect();
         tasks.sort_by_key(|t| t.task);
         tasks
     }
 
-    fn diagnose(&self, thresholds: &Thresholds, ingress: (usize, usize)) -> Vec<Verdict> {
+    pub(super) fn diagnose(
+        &self,
+        thresholds: &Thresholds,
+        ingress: (usize, usize),
+    ) -> Vec<Verdict> {
         let now = self.probe.now();
         let age = |at: u64| now.saturating_sub(at);
         let over = |at: u64, limit: Duration| age(at) > Thresholds::nanos(limit);
@@ -446,77 +482,5 @@ impl ExecProbe {
             });
         }
         verdicts
-    }
-}
-
-/// Reads a [`LocalExecutor`](crate::LocalExecutor)'s telemetry from any
-/// thread: its figures, its tasks, and a diagnosis. `Send + Sync + Clone`.
-///
-/// Everything it reads is a snapshot of atomics and short locks the
-/// executor holds only between polls: it never waits for a poll to end, so
-/// it sees a poll that never returns.
-#[derive(Clone)]
-pub struct ExecutorMonitor {
-    shared: Arc<Shared>,
-}
-
-impl ExecutorMonitor {
-    #[cfg(feature = "telemetry")]
-    pub(crate) fn new(shared: Arc<Shared>) -> Self {
-        Self { shared }
-    }
-
-    fn probe(&self) -> &ExecProbe {
-        self.shared
-            .probe
-            .get()
-            .map(|probe| &**probe)
-            .expect("a monitor exists only for an executor with telemetry")
-    }
-
-    /// What the executor has measured since it was built.
-    #[must_use]
-    pub fn figures(&self) -> ExecutorFigures {
-        self.probe().figures()
-    }
-
-    /// Every live task's figures, by task id.
-    #[must_use]
-    pub fn tasks(&self) -> Vec<TaskFigures> {
-        let mut tasks = Vec::new();
-        crate::telemetry::run_hooks(|| tasks = self.probe().tasks());
-        tasks
-    }
-
-    /// One [`Verdict`] for each thing not progressing, judged against
-    /// `thresholds`; empty when every task progresses:
-    ///
-    /// - [`WorkerBlocked`](Verdict::WorkerBlocked) for a poll running longer
-    ///   than `blocked` (the tasks ready behind it are counted in it);
-    /// - otherwise [`ReadyButDelayed`](Verdict::ReadyButDelayed) when tasks
-    ///   have been ready longer than `ready_delay`;
-    /// - [`NoWake`](Verdict::NoWake) for each task pending, not ready and not
-    ///   woken for longer than `no_wake`;
-    /// - [`AdmissionFull`](Verdict::AdmissionFull) when the spawner ingress
-    ///   (or the live-task cap) refused a submission within
-    ///   `admission_window`.
-    ///
-    /// `block_on`'s own future is stamped like a task's poll, under an id of
-    /// its own: a poll of it that holds the thread is `WorkerBlocked`.
-    #[must_use]
-    pub fn diagnose(&self, thresholds: &Thresholds) -> Vec<Verdict> {
-        let mut verdicts = Vec::new();
-        crate::telemetry::run_hooks(|| {
-            verdicts = self
-                .probe()
-                .diagnose(thresholds, self.shared.ingress_fill());
-        });
-        verdicts
-    }
-}
-
-impl fmt::Debug for ExecutorMonitor {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ExecutorMonitor").finish_non_exhaustive()
     }
 }

@@ -1,14 +1,17 @@
 //! [`BlockingPool`]: threads started on demand for blocking calls, behind
 //! admission control.
+#![forbid(unsafe_code)]
 
 use std::fmt;
+use std::io;
 use std::time::Duration;
 
-use super::engine::{Engine, EngineConfig, SPIN};
-use super::{
-    AdmissionBound, Owner, PoolError, PoolReport, PoolStats, ShutdownPolicy, SubmitError,
-    Submitter, TaskHandle,
-};
+use dinah_core::executor::SpawnError;
+
+use super::engine::{Engine, EngineConfig};
+use super::spin::SPIN;
+use super::{AdmissionBound, Owner, PoolError, PoolReport, PoolSpawner, PoolStats, ShutdownPolicy};
+use crate::task::JoinHandle;
 use crate::telemetry::TelemetryConfig;
 
 /// How a [`BlockingPool`] admits jobs and keeps its threads.
@@ -66,19 +69,19 @@ impl BlockingConfig {
 ///
 /// The handle of a job is a [`Future`](std::future::Future): an executor task
 /// can await it, and the pool thread that finishes the job wakes that task.
-/// It also has a blocking [`join`](TaskHandle::join).
+/// It also has a blocking [`join`](JoinHandle::join).
 ///
 /// Panics, cancellation and shutdown follow the same contract as a
 /// [`WorkerPool`](super::WorkerPool): a panic becomes the job's
-/// [`JoinError::Panicked`](super::JoinError), [`TaskHandle::cancel`] stops a
+/// [`JoinError::Panicked`](crate::task::JoinError), [`JoinHandle::cancel`] stops a
 /// job that has not started, and [`shutdown`](Self::shutdown) drains or
 /// hands back, joins every thread and reports. Dropping the pool drains it.
 ///
 /// ```
-/// use dinah::{BlockingConfig, BlockingPool, ShutdownPolicy};
+/// use dinah::pool::{BlockingConfig, BlockingPool, ShutdownPolicy};
 ///
 /// let pool = BlockingPool::new(BlockingConfig::new(4, 64))?;
-/// let handle = pool.try_spawn_blocking(|| "read 3 bytes").unwrap_or_else(|_| unreachable!());
+/// let handle = pool.try_spawn(|| "read 3 bytes").unwrap_or_else(|_| unreachable!());
 /// assert_eq!(handle.join(), Ok("read 3 bytes"));
 /// assert_eq!(pool.shutdown(ShutdownPolicy::Drain).completed, 1);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -164,23 +167,23 @@ impl BlockingPool {
     ///
     /// # Errors
     ///
-    /// Each holds `f`: [`SubmitError::Full`] when the admission limit is
-    /// reached, [`SubmitError::ShuttingDown`] once a shutdown began (seen
-    /// through a [`Submitter`]), and [`SubmitError::ThreadRefused`] when the
+    /// Each holds `f`: [`SpawnError::Full`] when the admission limit is
+    /// reached, [`SpawnError::Shutdown`] once a shutdown began (seen
+    /// through a [`PoolSpawner`]), and [`SpawnError::NoThread`] when the
     /// pool has no thread and the operating system refuses to start one. (If
     /// it refuses while other threads are alive, the job is queued for them.)
-    pub fn try_spawn_blocking<F, R>(&self, f: F) -> Result<TaskHandle<R>, SubmitError<F>>
+    pub fn try_spawn<F, R>(&self, f: F) -> Result<JoinHandle<R>, SpawnError<F, io::Error>>
     where
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        self.owner.engine.try_submit(f)
+        self.owner.engine.try_spawn(f)
     }
 
-    /// A clonable handle for submitting from other threads (or from tasks).
+    /// A clonable handle for spawning from other threads (or from tasks).
     #[must_use]
-    pub fn submitter(&self) -> Submitter {
-        self.owner.submitter()
+    pub fn spawner(&self) -> PoolSpawner {
+        self.owner.spawner()
     }
 
     /// The pool's counters now.

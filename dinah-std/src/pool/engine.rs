@@ -29,273 +29,52 @@
 //! No deadlock: a thread holds this lock only briefly and never while
 //! waiting on anything but this lock's own condition variables.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::io;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dinah_core::{LifecycleState, PollStamp, TaskId, WorkerId};
+use dinah_core::config::LifecycleState;
+use dinah_core::executor::SpawnError;
+use dinah_core::{TaskId, WorkerId};
 
-use super::handle::{JoinError, Slot, TaskHandle};
+use super::job::{BatchJob, ClosureJob, Entry, Job};
 use super::probe::{PoolProbe, Seen};
+use super::spin::Spin;
+use super::worker_cell::WorkerCell;
 use super::{
-    AdmissionBound, PoolReport, PoolStats, ShutdownPolicy, SubmitError, Unfinished, Unstarted,
-    WorkerReport,
+    AdmissionBound, PoolReport, PoolStats, ShutdownPolicy, Unfinished, Unstarted, WorkerReport,
 };
-use crate::sync::{
-    AtomicBool, AtomicU64, AtomicUsize, Builder, Condvar, JoinHandle, Mutex, Ordering, lock, wait,
-    wait_timeout, yield_now,
+use crate::primitives::{
+    AtomicBool, AtomicU64, AtomicUsize, Builder, Condvar, JoinHandle as ThreadHandle, Mutex,
+    Ordering, lock, wait, wait_timeout,
 };
-use crate::telemetry::{Hook, TelemetryConfig, Thresholds, Verdict};
-use crate::unwind::{drop_quietly, panic_text};
+use crate::task::{Join, JoinHandle};
+use crate::telemetry::hook::Hook;
+use crate::telemetry::{TelemetryConfig, Thresholds, Verdict};
+use crate::unwind::drop_quietly;
 
-/// How long a thread with nothing to do looks for work before it sleeps:
-/// first `busy` checks with a CPU spin hint between them, then `yields`
-/// checks with a yield to the scheduler between them.
-#[derive(Clone, Copy)]
-pub(crate) struct Spin {
-    pub(crate) busy: u32,
-    pub(crate) yields: u32,
+#[cfg(not(loom))]
+std::thread_local! {
+    /// The engine this thread works for (its address), or 0.
+    static WORKER_OF: Cell<usize> = const { Cell::new(0) };
 }
-
-/// About 20 µs of busy checks and then some tens of microseconds of yields
-/// on the machines measured: long enough to bridge the gap between
-/// back-to-back batches and bursts, short enough that an idle pool goes quiet
-/// at once. None under loom, whose models would only grow.
-#[cfg(not(any(loom, miri)))]
-pub(crate) const SPIN: Spin = Spin {
-    busy: 2_000,
-    yields: 64,
-};
-/// Under Miri a short spin, which keeps the spinning path checked: every
-/// interpreted spin costs real seconds there, and the tests wait for idle
-/// threads many times.
-#[cfg(all(miri, not(loom)))]
-pub(crate) const SPIN: Spin = Spin {
-    busy: 20,
-    yields: 2,
-};
 #[cfg(loom)]
-pub(crate) const SPIN: Spin = Spin { busy: 0, yields: 0 };
-
-impl Spin {
-    /// Checks `ready` until it is true (returns `true`) or the spin is over
-    /// (returns `false`).
-    pub(crate) fn until(self, mut ready: impl FnMut() -> bool) -> bool {
-        for _ in 0..self.busy {
-            if ready() {
-                return true;
-            }
-            std::hint::spin_loop();
-        }
-        for _ in 0..self.yields {
-            if ready() {
-                return true;
-            }
-            yield_now();
-        }
-        ready()
-    }
-
-    fn is_off(self) -> bool {
-        self.busy == 0 && self.yields == 0
-    }
+loom::thread_local! {
+    static WORKER_OF: Cell<usize> = Cell::new(0);
 }
 
-/// How one entry ended, for the counters.
-pub(crate) enum Ran {
-    Completed,
-    Panicked,
-    /// Cancelled through its handle before it started; not run.
-    Skipped,
+pub(super) fn enter_worker(engine: &Arc<Engine>) {
+    WORKER_OF.with(|cell| cell.set(Arc::as_ptr(engine) as usize));
 }
 
-/// One accepted task, type-erased.
-pub(crate) trait Job: Send {
-    fn id(&self) -> TaskId;
-    /// When it was queued, in the telemetry clock's nanoseconds (0 without
-    /// telemetry).
-    fn queued_at(&self) -> u64;
-    /// Whether the handle cancelled it before it started.
-    fn is_cancelled(&self) -> bool;
-    /// Runs the task (unless cancelled) and keeps its outcome, telling
-    /// `worker` (which task it runs) and `probe`. A panic in the task, or in
-    /// a telemetry hook around it, is the task's failure. Never unwinds and
-    /// resolves nothing: the caller settles its own counts first, then
-    /// calls [`resolve`](Self::resolve).
-    fn run(&mut self, worker: Option<&WorkerCell>, probe: Option<&PoolProbe>) -> Ran;
-    /// Gives the handle the outcome [`run`](Self::run) kept, then lets go
-    /// of the task; a destructor that panics on the way (a result nobody
-    /// reads) is caught and discarded. Never unwinds.
-    fn resolve(self: Box<Self>);
-}
-
-/// A task closure with its result slot. Dropping it unrun resolves the
-/// handle as cancelled, after the closure is dropped.
-struct Task<F, R> {
-    id: TaskId,
-    queued_at: u64,
-    f: Option<F>,
-    /// What `run` produced, for `resolve`.
-    outcome: Option<Result<R, JoinError>>,
-    slot: Arc<Slot<R>>,
-}
-
-/// The panic a telemetry hook raised on this thread, as a task's failure.
-fn hook_failure() -> Option<JoinError> {
-    let payload = crate::telemetry::take_hook_panic()?;
-    let text = panic_text(&*payload);
-    drop_quietly(payload);
-    Some(JoinError::Panicked(text))
-}
-
-impl<F, R> Job for Task<F, R>
-where
-    F: FnOnce() -> R + Send,
-    R: Send,
-{
-    fn id(&self) -> TaskId {
-        self.id
-    }
-
-    fn queued_at(&self) -> u64 {
-        self.queued_at
-    }
-
-    fn is_cancelled(&self) -> bool {
-        self.slot.is_cancelled()
-    }
-
-    fn run(&mut self, worker: Option<&WorkerCell>, probe: Option<&PoolProbe>) -> Ran {
-        let Some(f) = self.f.take() else {
-            return Ran::Skipped;
-        };
-        if !self.slot.start() {
-            drop_quietly(f);
-            if let Some(probe) = probe {
-                probe.dropped(self.id);
-                // The task is settled (cancelled through its handle), and
-                // no caller is on this stack: a hook's panic is discarded.
-                drop(hook_failure());
-            }
-            return Ran::Skipped;
-        }
-        let start = probe.map(|probe| probe.started(self.id, self.queued_at));
-        if let Some(worker) = worker {
-            worker.running.start(self.id, start.unwrap_or(0));
-        }
-        let (mut result, mut ran) = match probe.and_then(|_| hook_failure()) {
-            // The start's hook panicked: the task fails before it runs.
-            Some(failure) => {
-                drop_quietly(f);
-                (Err(failure), Ran::Panicked)
-            }
-            None => match catch_unwind(AssertUnwindSafe(f)) {
-                Ok(value) => (Ok(value), Ran::Completed),
-                Err(payload) => {
-                    let text = panic_text(&*payload);
-                    drop_quietly(payload);
-                    (Err(JoinError::Panicked(text)), Ran::Panicked)
-                }
-            },
-        };
-        if let (Some(probe), Some(start)) = (probe, start) {
-            probe.ended(self.id, start, &ran);
-            if let Some(failure) = hook_failure() {
-                // The end's hook panicked: that is the task's failure.
-                drop_quietly(std::mem::replace(&mut result, Err(failure)));
-                ran = Ran::Panicked;
-            }
-        }
-        if let Some(worker) = worker {
-            worker.running.end();
-        }
-        self.outcome = Some(result);
-        ran
-    }
-
-    fn resolve(mut self: Box<Self>) {
-        if let Some(outcome) = self.outcome.take() {
-            self.slot.finish(outcome);
-        }
-        // The last reference to the slot may hold a result nobody reads.
-        drop_quietly(self);
-    }
-}
-
-impl<F, R> Drop for Task<F, R> {
-    fn drop(&mut self) {
-        if let Some(f) = self.f.take() {
-            drop_quietly(f);
-            self.slot.cancel();
-        }
-    }
-}
-
-/// A batch that several threads work on together (see `WorkerPool::run`).
-pub(crate) trait BatchJob: Send + Sync {
-    /// Claims and runs the batch's tasks until none are left. Never unwinds.
-    fn participate(&self, worker: &WorkerCell);
-}
-
-pub(crate) enum Entry {
-    Task(Box<dyn Job>),
-    Batch(Arc<dyn BatchJob>),
-}
-
-/// One thread's counters. Written only by that thread; read by anyone.
-pub(crate) struct WorkerCell {
-    pub(crate) id: WorkerId,
-    completed: AtomicU64,
-    panicked: AtomicU64,
-    cancelled: AtomicU64,
-    /// The task it is running and when that task started (with telemetry;
-    /// 0 without), published together.
-    running: PollStamp,
-}
-
-impl WorkerCell {
-    fn new(id: WorkerId) -> Self {
-        Self {
-            id,
-            completed: AtomicU64::new(0),
-            panicked: AtomicU64::new(0),
-            cancelled: AtomicU64::new(0),
-            running: PollStamp::new(),
-        }
-    }
-
-    /// Adds to this thread's counters (only its own thread calls this).
-    pub(crate) fn count(&self, completed: u64, panicked: u64) {
-        bump(&self.completed, completed);
-        bump(&self.panicked, panicked);
-    }
-
-    /// Counts how a task it ran ended (only its own thread calls this).
-    fn count_ran(&self, ran: &Ran) {
-        match ran {
-            Ran::Completed => bump(&self.completed, 1),
-            Ran::Panicked => bump(&self.panicked, 1),
-            Ran::Skipped => bump(&self.cancelled, 1),
-        }
-    }
-
-    fn report(&self) -> WorkerReport {
-        WorkerReport {
-            id: self.id,
-            completed: self.completed.load(Ordering::Relaxed),
-            panicked: self.panicked.load(Ordering::Relaxed),
-            cancelled: self.cancelled.load(Ordering::Relaxed),
-        }
-    }
-}
-
-/// A single-writer counter increment: no read-modify-write needed.
-fn bump(counter: &AtomicU64, by: u64) {
-    if by != 0 {
-        counter.store(counter.load(Ordering::Relaxed) + by, Ordering::Relaxed);
-    }
+/// Whether the calling thread is one of `engine`'s threads (never while its
+/// thread-locals are being destroyed: a pool thread's loop has ended then).
+pub(super) fn is_worker_of(engine: &Arc<Engine>) -> bool {
+    WORKER_OF
+        .try_with(|cell| cell.get() == Arc::as_ptr(engine) as usize)
+        .unwrap_or(false)
 }
 
 /// How an engine starts and keeps its threads.
@@ -351,7 +130,7 @@ struct State {
     /// The counters of threads that left on keep-alive, and of batch tasks
     /// run by a thread that is not one of the pool's.
     folded: Tally,
-    handles: Vec<(WorkerId, JoinHandle<()>)>,
+    handles: Vec<(WorkerId, ThreadHandle<()>)>,
     /// Threads that left their loop and can be joined without waiting.
     gone: Vec<WorkerId>,
 }
@@ -526,7 +305,10 @@ impl Engine {
     }
 
     /// Admits `f` or hands it back.
-    pub(crate) fn try_submit<F, R>(self: &Arc<Self>, f: F) -> Result<TaskHandle<R>, SubmitError<F>>
+    pub(crate) fn try_spawn<F, R>(
+        self: &Arc<Self>,
+        f: F,
+    ) -> Result<JoinHandle<R>, SpawnError<F, io::Error>>
     where
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
@@ -536,7 +318,7 @@ impl Engine {
             state.rejected += 1;
             drop(state);
             self.refused(false);
-            return Err(SubmitError::ShuttingDown(f));
+            return Err(SpawnError::Shutdown(f));
         }
         let in_flight = match self.config.bound {
             AdmissionBound::Queued => state.queued_tasks,
@@ -546,7 +328,7 @@ impl Engine {
             state.rejected += 1;
             drop(state);
             self.refused(true);
-            return Err(SubmitError::Full(f));
+            return Err(SpawnError::Full(f));
         }
         // A pool with no thread must start one for this task, or refuse it.
         if self.config.on_demand
@@ -556,10 +338,10 @@ impl Engine {
             state.rejected += 1;
             drop(state);
             self.refused(false);
-            return Err(SubmitError::ThreadRefused(f, error));
+            return Err(SpawnError::NoThread(f, error));
         }
         let id = self.next_id();
-        let slot = Slot::new();
+        let join = Join::queued(id);
         let mut queued_at = 0;
         if let Some(probe) = self.probe.get() {
             // A hook's panic reaches the submitter before the task is
@@ -567,12 +349,11 @@ impl Engine {
             let queued = state.queued_tasks + 1;
             crate::telemetry::run_hooks(|| queued_at = probe.submitted(id, queued));
         }
-        let job: Box<dyn Job> = Box::new(Task {
-            id,
+        let job: Box<dyn Job> = Box::new(ClosureJob {
             queued_at,
             f: Some(f),
             outcome: None,
-            slot: Arc::clone(&slot),
+            join: Arc::clone(&join),
         });
         state.queue.push_back(Entry::Task(job));
         state.queued_tasks += 1;
@@ -584,7 +365,7 @@ impl Engine {
         if reap {
             self.reap();
         }
-        Ok(TaskHandle::new(id, slot))
+        Ok(JoinHandle::new(join))
     }
 
     /// Queues `participants` entries of one batch, bypassing the capacity
@@ -654,7 +435,7 @@ impl Engine {
     }
 
     fn work_loop(self: &Arc<Self>, cell: &WorkerCell) {
-        super::enter_worker(self);
+        enter_worker(self);
         let mut state = lock(&self.state);
         state.starting -= 1;
         loop {
@@ -803,7 +584,7 @@ impl Engine {
         // Shut down from one of its own threads (the last owner dropped in
         // a task): that thread cannot wait for itself; it leaves when its
         // task returns.
-        let own = usize::from(super::is_worker_of(self));
+        let own = usize::from(is_worker_of(self));
         let mut timed_out = false;
         while state.threads > own {
             match until {

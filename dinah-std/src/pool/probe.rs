@@ -1,23 +1,23 @@
-//! A pool's telemetry ([`PoolProbe`]) and the [`PoolMonitor`] that reads it
-//! and diagnoses the pool from any thread.
+//! A pool's telemetry: [`PoolProbe`], and the [`Seen`] state it diagnoses.
+#![forbid(unsafe_code)]
 
-use std::fmt;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use dinah_core::{TaskId, TraceEventKind};
+use dinah_core::TaskId;
+use dinah_core::telemetry::TraceEventKind;
 
-use super::engine::{Engine, Ran};
-use super::{AdmissionBound, PoolStats};
-use crate::sync::lock_std;
-use crate::telemetry::{PoolFigures, Probe, TelemetryConfig, Thresholds, Verdict, micros};
+use super::AdmissionBound;
+use crate::primitives::lock_std;
+use crate::telemetry::hook::{Probe, Stamp, micros};
+use crate::telemetry::{PoolFigures, TelemetryConfig, Thresholds, Verdict};
 
 /// What a pool measures, when it measures.
 pub(crate) struct PoolProbe {
     probe: Probe,
     figures: Mutex<PoolFigures>,
-    last_full: crate::telemetry::Stamp,
+    last_full: Stamp,
     rejected_full: AtomicU64,
 }
 
@@ -26,7 +26,7 @@ impl PoolProbe {
         Self {
             probe: Probe::new(config),
             figures: Mutex::new(PoolFigures::default()),
-            last_full: crate::telemetry::Stamp::new(),
+            last_full: Stamp::new(),
             rejected_full: AtomicU64::new(0),
         }
     }
@@ -64,13 +64,14 @@ impl PoolProbe {
         now
     }
 
-    /// The task that started at `start` ran to its end as `ran` (completed
-    /// or panicked).
-    pub(crate) fn ended(&self, task: TaskId, start: u64, ran: &Ran) {
+    /// The task that started at `start` ran to its end: `completed`, or
+    /// panicked.
+    pub(crate) fn ended(&self, task: TaskId, start: u64, completed: bool) {
         let now = self.probe.now();
-        let kind = match ran {
-            Ran::Completed => TraceEventKind::Completed,
-            Ran::Panicked | Ran::Skipped => TraceEventKind::Failed,
+        let kind = if completed {
+            TraceEventKind::Completed
+        } else {
+            TraceEventKind::Failed
         };
         let took = now.saturating_sub(start);
         {
@@ -164,61 +165,4 @@ pub(crate) struct Seen {
     /// Each running task with a start stamp: its worker, the task, the
     /// start.
     pub(crate) running: Vec<(dinah_core::WorkerId, TaskId, u64)>,
-}
-
-/// Reads a pool's telemetry and diagnoses it from any thread.
-/// `Send + Sync + Clone`; it keeps the pool's state alive, not its threads.
-#[derive(Clone)]
-pub struct PoolMonitor {
-    engine: Arc<Engine>,
-}
-
-impl PoolMonitor {
-    #[cfg(feature = "telemetry")]
-    pub(crate) fn new(engine: Arc<Engine>) -> Self {
-        Self { engine }
-    }
-
-    /// What the pool has measured since it was built.
-    #[must_use]
-    pub fn figures(&self) -> PoolFigures {
-        self.engine
-            .probe()
-            .map(PoolProbe::figures)
-            .unwrap_or_default()
-    }
-
-    /// The pool's counters now (queue depth, active and idle threads,
-    /// rejects, outcomes).
-    #[must_use]
-    pub fn stats(&self) -> PoolStats {
-        self.engine.stats()
-    }
-
-    /// One [`Verdict`] for each thing not progressing, judged against
-    /// `thresholds`; empty when the pool progresses:
-    ///
-    /// - a blocking pool whose oldest queued job has waited longer than
-    ///   `blocking_wait`, or that refused a job as full within
-    ///   `admission_window`, is
-    ///   [`BlockingSaturated`](Verdict::BlockingSaturated), and nothing else
-    ///   is reported for it (its long jobs are that verdict's evidence); a
-    ///   pool merely at its limit, admitting and finishing jobs, is not;
-    /// - otherwise each task running longer than `blocked` is
-    ///   [`WorkerBlocked`](Verdict::WorkerBlocked), naming its worker;
-    /// - a worker pool that refused a submission as full within
-    ///   `admission_window` is [`AdmissionFull`](Verdict::AdmissionFull).
-    ///
-    /// Tasks of [`WorkerPool::run`](crate::WorkerPool::run) batches are not
-    /// stamped and never appear.
-    #[must_use]
-    pub fn diagnose(&self, thresholds: &Thresholds) -> Vec<Verdict> {
-        self.engine.diagnose(thresholds)
-    }
-}
-
-impl fmt::Debug for PoolMonitor {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PoolMonitor").finish_non_exhaustive()
-    }
 }

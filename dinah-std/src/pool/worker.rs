@@ -1,29 +1,25 @@
 //! [`WorkerPool`]: persistent workers for CPU work, with single tasks and
 //! fork-join batches.
 
-use std::any::Any;
-use std::collections::VecDeque;
+#![forbid(unsafe_code)]
+
 use std::fmt;
-use std::panic::{self, AssertUnwindSafe, catch_unwind};
+use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use dinah_core::{CoreConfig, FifoQueue};
+use dinah_core::CoreConfig;
+use dinah_core::executor::SpawnError;
+use dinah_core::queue::FifoQueue;
 
-use crate::BoundedQueue;
+use super::batch::{Batch, take_all};
+use super::engine::is_worker_of;
+use super::engine::{Engine, EngineConfig};
+use super::job::BatchJob;
+use super::spin::SPIN;
+use super::{AdmissionBound, Owner, PoolError, PoolReport, PoolSpawner, PoolStats, ShutdownPolicy};
+use crate::task::JoinHandle;
 use crate::telemetry::TelemetryConfig;
-
-use super::engine::{BatchJob, Engine, EngineConfig, SPIN, WorkerCell};
-use super::{
-    AdmissionBound, Owner, PoolError, PoolReport, PoolStats, ShutdownPolicy, SubmitError,
-    Submitter, TaskHandle, is_worker_of,
-};
-use crate::sync::{AtomicBool, Mutex, Ordering, Thread, current, lock, park};
-use crate::unwind::{Payload, drop_quietly};
-
-/// The most results reserved up front from a queue's `len()`, a hint from
-/// code dinah does not control.
-const RESERVE_LIMIT: usize = 1 << 12;
 
 /// A fixed set of persistent worker threads for CPU work.
 ///
@@ -31,17 +27,17 @@ const RESERVE_LIMIT: usize = 1 << 12;
 /// `dinah-worker-<WorkerId>` start in the constructor and live until
 /// shutdown. Work arrives two ways:
 ///
-/// - [`try_submit`](Self::try_submit): one `Send + 'static` closure into a
-///   bounded FIFO queue, with a [`TaskHandle`] to join, await or cancel it;
+/// - [`try_spawn`](Self::try_spawn): one `Send + 'static` closure into a
+///   bounded FIFO queue, with a [`JoinHandle`] to join, await or cancel it;
 /// - [`run`](Self::run): a whole [`FifoQueue`] of closures as one fork-join
 ///   batch, results in FIFO order, no thread started per call.
 ///
 /// # Panics in tasks
 ///
 /// A submitted task's panic is caught at the task boundary: its handle gives
-/// [`JoinError::Panicked`](super::JoinError) with the message, the worker
+/// [`JoinError::Panicked`](crate::task::JoinError) with the message, the worker
 /// carries on, and [`PoolStats::panicked`] counts it. A batch follows
-/// [`run_parallel`](crate::SchedulerExt::run_parallel)'s contract instead:
+/// [`run_parallel`](crate::queue::run_parallel)'s contract instead:
 /// the panic resumes on the caller of [`run`](Self::run).
 ///
 /// # Shutdown
@@ -52,11 +48,11 @@ const RESERVE_LIMIT: usize = 1 << 12;
 /// discarded: it blocks until every accepted task has run.
 ///
 /// ```
-/// use dinah::CoreConfig;
-/// use dinah::{ShutdownPolicy, WorkerPool};
+/// use dinah::config::CoreConfig;
+/// use dinah::pool::{ShutdownPolicy, WorkerPool};
 ///
 /// let pool = WorkerPool::new(CoreConfig::new(2)?, 16)?;
-/// let handle = pool.try_submit(|| 6 * 7).unwrap_or_else(|_| unreachable!());
+/// let handle = pool.try_spawn(|| 6 * 7).unwrap_or_else(|_| unreachable!());
 /// assert_eq!(handle.join(), Ok(42));
 /// let report = pool.shutdown(ShutdownPolicy::Drain);
 /// assert_eq!((report.completed, report.workers.len()), (1, 2));
@@ -151,21 +147,22 @@ impl WorkerPool {
     ///
     /// # Errors
     ///
-    /// [`SubmitError::Full`] when `queue_capacity` tasks are already queued,
+    /// [`SpawnError::Full`] when `queue_capacity` tasks are already queued,
     /// holding `f`. (Only a pool being dropped or shut down refuses with
-    /// [`SubmitError::ShuttingDown`], which a [`Submitter`] can see.)
-    pub fn try_submit<F, R>(&self, f: F) -> Result<TaskHandle<R>, SubmitError<F>>
+    /// [`SpawnError::Shutdown`], which a [`PoolSpawner`] can see.) Never
+    /// [`SpawnError::NoThread`]: every worker started in the constructor.
+    pub fn try_spawn<F, R>(&self, f: F) -> Result<JoinHandle<R>, SpawnError<F, io::Error>>
     where
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
-        self.owner.engine.try_submit(f)
+        self.owner.engine.try_spawn(f)
     }
 
-    /// A clonable handle for submitting from other threads (or from tasks).
+    /// A clonable handle for spawning from other threads (or from tasks).
     #[must_use]
-    pub fn submitter(&self) -> Submitter {
-        self.owner.submitter()
+    pub fn spawner(&self) -> PoolSpawner {
+        self.owner.spawner()
     }
 
     /// The pool's counters now.
@@ -178,7 +175,7 @@ impl WorkerPool {
     /// returns their results in FIFO order.
     ///
     /// The calling thread removes every task from `queue` (a
-    /// [`BoundedQueue`] hands over its storage at once; any other queue is
+    /// [`BoundedQueue`](crate::queue::BoundedQueue) hands over its storage at once; any other queue is
     /// popped until it says empty), hands the batch to `min(workers, tasks)`
     /// workers and waits; it runs no task itself, unless it is one of this pool's own
     /// workers, in which case it takes a share (so a batch started from a
@@ -191,7 +188,7 @@ impl WorkerPool {
     /// # Panics
     ///
     /// The same contract as
-    /// [`run_parallel`](crate::SchedulerExt::run_parallel): when a task
+    /// [`run_parallel`](crate::queue::run_parallel): when a task
     /// panics, no further task of the batch starts; tasks already started run
     /// to their end; every task that did not start is pushed back into
     /// `queue` in FIFO order; the results of the finished tasks are dropped,
@@ -203,8 +200,9 @@ impl WorkerPool {
     /// task is handed to a worker; tasks already removed are dropped.
     ///
     /// ```
-    /// use dinah::CoreConfig;
-    /// use dinah::{BoundedQueue, WorkerPool};
+    /// use dinah::config::CoreConfig;
+    /// use dinah::pool::WorkerPool;
+    /// use dinah::queue::BoundedQueue;
     ///
     /// let pool = WorkerPool::new(CoreConfig::new(2)?, 8)?;
     /// let mut queue = BoundedQueue::new(4)?;
@@ -277,274 +275,4 @@ impl fmt::Debug for WorkerPool {
             .field("stats", &self.stats())
             .finish()
     }
-}
-
-/// Removes every task from `queue`, oldest first. A [`BoundedQueue`] hands
-/// over its storage at once; any other queue is popped until it says empty.
-fn take_all<Q, F>(queue: &mut Q) -> VecDeque<F>
-where
-    Q: FifoQueue<Item = F> + 'static,
-    F: 'static,
-{
-    if let Some(bounded) = (queue as &mut dyn Any).downcast_mut::<BoundedQueue<F>>() {
-        return bounded.take_all();
-    }
-    let mut tasks = VecDeque::with_capacity(queue.len().min(RESERVE_LIMIT));
-    while let Some(task) = queue.pop() {
-        tasks.push_back(task);
-    }
-    tasks
-}
-
-/// What one participant ran: its results in the order it ran them, and the
-/// runs of consecutive FIFO indices they cover, as `(start, length)`.
-type Share<R> = (Vec<(usize, usize)>, Vec<R>);
-
-struct BatchState<F, R> {
-    /// Tasks not yet claimed; the front one has FIFO index `next`.
-    tasks: VecDeque<F>,
-    next: usize,
-    /// Chunks claimed and not yet settled.
-    in_hand: usize,
-    /// Each participant's share.
-    results: Vec<Share<R>>,
-    panics: Vec<(usize, Payload)>,
-    /// Claimed tasks that did not start because the batch stopped.
-    unrun: Vec<(usize, Vec<F>)>,
-    /// Set once, by whoever settles the last chunk.
-    finished: bool,
-}
-
-/// One `run` call's tasks, shared by the workers that take part.
-///
-/// Invariants, under the one `state` lock:
-/// 1. A task leaves `tasks` once, in a chunk with its FIFO index range; the
-///    chunk is settled once (results, a panic, and the unrun rest).
-/// 2. After `stopped`, no chunk is claimed and no claimed task starts.
-/// 3. `finished` is set once, by the thread that settles the last chunk
-///    when nothing more can be claimed; only then is `done` published and
-///    the caller unparked.
-struct Batch<F, R> {
-    state: Mutex<BatchState<F, R>>,
-    stopped: AtomicBool,
-    done: AtomicBool,
-    caller: Thread,
-    participants: usize,
-}
-
-impl<F, R> Batch<F, R>
-where
-    F: FnOnce() -> R + Send,
-    R: Send,
-{
-    fn new(tasks: VecDeque<F>, participants: usize) -> Self {
-        Self {
-            state: Mutex::new(BatchState {
-                tasks,
-                next: 0,
-                in_hand: 0,
-                results: Vec::new(),
-                panics: Vec::new(),
-                unrun: Vec::new(),
-                finished: false,
-            }),
-            stopped: AtomicBool::new(false),
-            done: AtomicBool::new(false),
-            caller: current(),
-            participants,
-        }
-    }
-
-    /// Claims and runs chunks until none are left. After each chunk, and
-    /// before settling it, `count` gets how many of its tasks completed and
-    /// panicked: so every task is counted before the caller can see the
-    /// batch done.
-    fn claim_and_run(&self, count: &dyn Fn(u64, u64)) {
-        // One buffer for the chunks claimed here and one for their results,
-        // reused from chunk to chunk: a large batch costs each participant a
-        // few allocations, not a few per chunk.
-        let mut buffer: Vec<F> = Vec::new();
-        let mut done: Vec<R> = Vec::new();
-        let mut runs: Vec<(usize, usize)> = Vec::new();
-        let mut state = lock(&self.state);
-        loop {
-            if self.stopped.load(Ordering::Relaxed) || state.tasks.is_empty() {
-                break;
-            }
-            let size = (state.tasks.len() / (2 * self.participants)).max(1);
-            let start = state.next;
-            state.next += size;
-            state.in_hand += 1;
-            buffer.extend(state.tasks.drain(..size));
-            drop(state);
-
-            let before = done.len();
-            let mut panic = None;
-            let mut chunk = buffer.drain(..);
-            for task in chunk.by_ref() {
-                match catch_unwind(AssertUnwindSafe(task)) {
-                    Ok(result) => done.push(result),
-                    Err(payload) => {
-                        self.stopped.store(true, Ordering::Relaxed);
-                        panic = Some((start + done.len() - before, payload));
-                        break;
-                    }
-                }
-                if self.stopped.load(Ordering::Relaxed) {
-                    break;
-                }
-            }
-            let rest: Vec<F> = chunk.collect();
-            let ran = done.len() - before;
-            if ran > 0 {
-                runs.push((start, ran));
-            }
-            let first_unrun = start + ran + usize::from(panic.is_some());
-            count(ran as u64, u64::from(panic.is_some()));
-
-            state = lock(&self.state);
-            state.in_hand -= 1;
-            state.panics.extend(panic);
-            if !rest.is_empty() {
-                state.unrun.push((first_unrun, rest));
-            }
-        }
-        if !runs.is_empty() {
-            state.results.push((runs, done));
-        }
-        if state.in_hand == 0 && !state.finished {
-            state.finished = true;
-            drop(state);
-            self.done.store(true, Ordering::Release);
-            self.caller.unpark();
-        }
-    }
-
-    /// Takes part from the calling thread, which is not one of the pool's
-    /// workers (or is, but runs its own batch).
-    fn participate_here(&self, engine: &Engine) {
-        self.claim_and_run(&|completed, panicked| {
-            engine.count_elsewhere(completed, panicked);
-        });
-    }
-
-    /// Blocks the caller until every task is settled.
-    ///
-    /// When the workers were awake (`spin`: a run of batches back to back),
-    /// the caller looks for the end for a while before it parks, so the next
-    /// batch follows at once. When they had to be woken, it parks at once,
-    /// as rayon's `install` does: on a machine with no core to spare, a
-    /// spinning caller would hold one the waking workers need (measured: a
-    /// batch of 256 short tasks on sleeping workers took about three times
-    /// as long with the caller spinning).
-    fn wait(&self, spin: bool) {
-        if spin && SPIN.until(|| self.done.load(Ordering::Acquire)) {
-            return;
-        }
-        while !self.done.load(Ordering::Acquire) {
-            park();
-        }
-    }
-
-    /// Takes what the workers left, once `done`.
-    fn settle(&self) -> Settled<F, R> {
-        let mut state = lock(&self.state);
-        let results = std::mem::take(&mut state.results);
-        let mut panics = std::mem::take(&mut state.panics);
-        let mut unrun = std::mem::take(&mut state.unrun);
-        let rest = std::mem::take(&mut state.tasks);
-        drop(state);
-        panics.sort_unstable_by_key(|(index, _)| *index);
-        unrun.sort_unstable_by_key(|(start, _)| *start);
-        let handed_back = unrun.iter().map(|(_, run)| run.len()).sum::<usize>()
-            + if panics.is_empty() { 0 } else { rest.len() };
-        Settled {
-            results,
-            panics,
-            unrun,
-            rest,
-            handed_back,
-        }
-    }
-}
-
-impl<F, R> BatchJob for Batch<F, R>
-where
-    F: FnOnce() -> R + Send,
-    R: Send,
-{
-    fn participate(&self, worker: &WorkerCell) {
-        self.claim_and_run(&|completed, panicked| worker.count(completed, panicked));
-    }
-}
-
-/// A batch's outcome, ready to be returned or to resume a panic.
-struct Settled<F, R> {
-    results: Vec<Share<R>>,
-    panics: Vec<(usize, Payload)>,
-    unrun: Vec<(usize, Vec<F>)>,
-    rest: VecDeque<F>,
-    handed_back: usize,
-}
-
-impl<F, R> Settled<F, R> {
-    fn finish<Q>(self, queue: &mut Q) -> Vec<R>
-    where
-        Q: FifoQueue<Item = F> + ?Sized,
-    {
-        let Settled {
-            results,
-            panics,
-            unrun,
-            rest,
-            ..
-        } = self;
-        let mut panics = panics.into_iter();
-        let Some((_, first)) = panics.next() else {
-            return in_fifo_order(results);
-        };
-        // Every task that did not start goes back, in FIFO order: the unrun
-        // rests of claimed chunks, then the never-claimed tail.
-        for task in unrun.into_iter().flat_map(|(_, run)| run).chain(rest) {
-            if let Err(refused) = queue.try_push(task) {
-                drop_quietly(refused);
-            }
-        }
-        for (_, other) in panics {
-            drop_quietly(other);
-        }
-        for (_, values) in results {
-            for result in values {
-                drop_quietly(result);
-            }
-        }
-        panic::resume_unwind(first);
-    }
-}
-
-/// Puts the participants' results in FIFO order. Each participant's runs
-/// are in increasing order (it claims in FIFO order), so one pass over all
-/// runs sorted by start takes each participant's values in turn. A single
-/// participant's values are already in order and are returned as they are.
-fn in_fifo_order<R>(results: Vec<Share<R>>) -> Vec<R> {
-    if results.len() == 1 {
-        return results
-            .into_iter()
-            .next()
-            .map(|(_, values)| values)
-            .unwrap_or_default();
-    }
-    let total = results.iter().map(|(_, values)| values.len()).sum();
-    let mut runs: Vec<(usize, usize, usize)> = Vec::new();
-    let mut values = Vec::with_capacity(results.len());
-    for (part, (part_runs, part_values)) in results.into_iter().enumerate() {
-        runs.extend(part_runs.into_iter().map(|(start, len)| (start, len, part)));
-        values.push(part_values.into_iter());
-    }
-    runs.sort_unstable_by_key(|&(start, _, _)| start);
-    let mut flat = Vec::with_capacity(total);
-    for (_, len, part) in runs {
-        flat.extend(values[part].by_ref().take(len));
-    }
-    flat
 }

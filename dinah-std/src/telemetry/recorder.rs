@@ -8,9 +8,10 @@ use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use dinah_core::{Sink, TaskId, TraceEvent, TraceEventKind};
+use dinah_core::TaskId;
+use dinah_core::telemetry::{Sink, TraceEvent, TraceEventKind};
 
-use crate::CapacityError;
+use crate::queue::CapacityError;
 
 struct Entry {
     source: usize,
@@ -39,17 +40,19 @@ struct Log {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use dinah::{LocalExecutor, ExecutorConfig, Recorder, TelemetryConfig};
+/// use dinah::LocalExecutor;
+/// use dinah::executor::ExecutorConfig;
+/// use dinah::telemetry::{Recorder, TelemetryConfig};
 ///
 /// let timeline = Arc::new(Recorder::new(1024)?);
 /// let executor = LocalExecutor::with_telemetry(
 ///     ExecutorConfig::default(),
 ///     TelemetryConfig::new().with_sink(timeline.source("main")),
 /// )?;
-/// executor.block_on(async { executor.spawn(async {}).unwrap().await.unwrap() });
+/// executor.block_on(async { executor.try_spawn(async {}).unwrap().await.unwrap() });
 /// let json = timeline.chrome_trace();
 /// assert!(json.contains(r#""ph":"X""#)); // the task's poll
-/// # Ok::<(), dinah::CapacityError>(())
+/// # Ok::<(), dinah::queue::CapacityError>(())
 /// ```
 pub struct Recorder {
     log: Mutex<Log>,
@@ -80,7 +83,7 @@ std::thread_local! {
 impl Sink for SourceSink {
     fn record(&self, event: TraceEvent) {
         let thread = THREAD.with(|n| *n);
-        let mut log = crate::sync::lock_std(&self.recorder.log);
+        let mut log = crate::primitives::lock_std(&self.recorder.log);
         if log.entries.len() >= self.recorder.capacity {
             log.rejected = log.rejected.saturating_add(1);
             return;
@@ -147,7 +150,7 @@ impl Recorder {
     /// A sink for one runtime, named `name` in the export (a Chrome trace
     /// "process"). Each call makes a new source, even with a name used before.
     pub fn source(self: &Arc<Self>, name: &str) -> SourceSink {
-        let mut log = crate::sync::lock_std(&self.log);
+        let mut log = crate::primitives::lock_std(&self.log);
         log.sources.push(name.to_owned());
         SourceSink {
             recorder: Arc::clone(self),
@@ -158,7 +161,7 @@ impl Recorder {
     /// Events kept so far.
     #[must_use]
     pub fn len(&self) -> usize {
-        crate::sync::lock_std(&self.log).entries.len()
+        crate::primitives::lock_std(&self.log).entries.len()
     }
 
     /// Whether no event was kept.
@@ -170,13 +173,13 @@ impl Recorder {
     /// Events dropped because the recorder was full.
     #[must_use]
     pub fn rejected(&self) -> u64 {
-        crate::sync::lock_std(&self.log).rejected
+        crate::primitives::lock_std(&self.log).rejected
     }
 
     /// Every kept event with its source's name, oldest first.
     #[must_use]
     pub fn events(&self) -> Vec<(String, TraceEvent)> {
-        let log = crate::sync::lock_std(&self.log);
+        let log = crate::primitives::lock_std(&self.log);
         log.entries
             .iter()
             .map(|e| (log.sources[e.source].clone(), e.event))
@@ -187,7 +190,7 @@ impl Recorder {
     /// [`write_chrome_trace`](Self::write_chrome_trace).
     #[must_use]
     pub fn chrome_trace(&self) -> String {
-        let log = crate::sync::lock_std(&self.log);
+        let log = crate::primitives::lock_std(&self.log);
         export(&log)
     }
 

@@ -2,7 +2,7 @@
 
 use std::cell::RefCell;
 
-use dinah_core::{Sink, TraceEvent, TraceEventKind};
+use dinah_core::telemetry::{Sink, TraceEvent, TraceEventKind};
 use tracing::span::EnteredSpan;
 
 std::thread_local! {

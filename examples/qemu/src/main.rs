@@ -1,5 +1,5 @@
 //! dinah-core on a microcontroller: a fixed-capacity task queue drained by
-//! the sequential scheduler, `static` metrics and trace ring, and a SysTick
+//! the queue's `drain`, `static` metrics and trace ring, and a SysTick
 //! interrupt that cancels a long cooperative task.
 //!
 //! Every line it logs is independent of timing, so CI compares the decoded
@@ -12,10 +12,10 @@ use core::mem::size_of;
 use cortex_m::peripheral::syst::SystClkSource;
 use cortex_m_rt::{entry, exception};
 use defmt::info;
-use dinah_core::{
-    CancellationToken, MetricsSnapshot, QueuePushError, RuntimeMetrics, RuntimeMetrics32,
-    Scheduler, Sink, TaskId, TaskQueue, TaskState, TraceEvent, TraceEventKind, TraceRing,
-};
+use dinah_core::queue::QueuePushError;
+use dinah_core::queue::drain;
+use dinah_core::telemetry::{MetricsSnapshot, RuntimeMetrics32, Sink, TraceEvent, TraceEventKind};
+use dinah_core::{CancellationToken, RuntimeMetrics, TaskId, TaskQueue, TaskState, TraceRing};
 use dinah_qemu::{TARGET, check, exit_success};
 
 /// The counters this build records with; `--features metrics32` picks the
@@ -132,7 +132,7 @@ fn queue_and_drain() {
     check(queue.is_full(), "queue is full after four pushes");
 
     let mut results = [Ok(0); QUEUE_CAPACITY];
-    let ran = Scheduler::drain(&mut queue, |index, result| {
+    let ran = drain(&mut queue, |index, result| {
         let id = task_id(index as u64 + 1);
         match result {
             Ok(value) => {

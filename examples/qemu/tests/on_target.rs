@@ -8,10 +8,16 @@
 
 use cortex_m_rt::entry;
 use defmt::{error, info};
+use dinah_core::config::CoreError;
+use dinah_core::id::{CoreId, CoreIdError, TaskIdError, WorkerIdError};
+use dinah_core::queue::QueuePushError;
+use dinah_core::task::TaskFailureKind;
+use dinah_core::telemetry::{
+    MetricsSnapshot, MetricsSnapshot32, RuntimeMetrics32, TraceEvent, TraceEventKind,
+    TraceRecordError,
+};
 use dinah_core::{
-    CoreConfig, CoreError, CoreId, CoreIdError, MetricsSnapshot, MetricsSnapshot32, QueuePushError,
-    RuntimeMetrics, RuntimeMetrics32, TaskFailure, TaskFailureKind, TaskId, TaskIdError, TaskQueue,
-    TaskState, TraceEvent, TraceEventKind, TraceRecordError, TraceRing, WorkerId, WorkerIdError,
+    CoreConfig, RuntimeMetrics, TaskFailure, TaskId, TaskQueue, TaskState, TraceRing, WorkerId,
 };
 use dinah_qemu::{TARGET, exit_failure, exit_success};
 

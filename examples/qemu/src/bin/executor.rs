@@ -26,7 +26,8 @@ use cortex_m::peripheral::syst::SystClkSource;
 use cortex_m_rt::{entry, exception};
 use critical_section::Mutex;
 use defmt::info;
-use dinah_core::{AsyncExecutor, ReadyQueue, TaskId, TaskState, chunked};
+use dinah_core::task::chunked;
+use dinah_core::{AsyncExecutor, ReadyQueue, TaskId, TaskState};
 use dinah_qemu::{TARGET, check, exit_success};
 
 const SLOTS: usize = 3;
@@ -168,9 +169,9 @@ fn main() -> ! {
 
     let mut executor: AsyncExecutor<'_, SLOTS> =
         AsyncExecutor::new(&QUEUE).unwrap_or_else(|_| panic!("first executor"));
-    let a = executor.spawn(worker_a.as_mut()).ok();
-    let b = executor.spawn(worker_b.as_mut()).ok();
-    let timer = executor.spawn(timer_task.as_mut()).ok();
+    let a = executor.try_spawn(worker_a.as_mut()).ok();
+    let b = executor.try_spawn(worker_b.as_mut()).ok();
+    let timer = executor.try_spawn(timer_task.as_mut()).ok();
     check(
         a.is_some() && b.is_some() && timer.is_some(),
         "three tasks fit three slots",

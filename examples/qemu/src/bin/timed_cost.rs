@@ -11,19 +11,21 @@ use core::pin::pin;
 
 use cortex_m::peripheral::SYST;
 use cortex_m_rt::entry;
-use dinah_core::{AsyncExecutor, PollTimes, ReadyQueue, TickClock, TickSource, Timed};
+use dinah_core::telemetry::{Clock, PollTimes, Timed};
+use dinah_core::{AsyncExecutor, ReadyQueue};
 use dinah_qemu::cost::{self, LONG, SHORT};
 use dinah_qemu::{check, exit_success};
 
-/// The SysTick counter as a tick source (it counts down; this counts up).
+/// The SysTick counter as a clock (it counts down; this counts up).
+#[derive(Default)]
 struct SysTickNow;
 
-impl TickSource for SysTickNow {
-    fn now() -> u64 {
+impl Clock for SysTickNow {
+    fn now(&self) -> u64 {
         u64::from(0x00ff_ffff - SYST::get_current())
     }
 
-    fn ticks_per_second() -> u64 {
+    fn ticks_per_second(&self) -> u64 {
         cost::LM3S6965_CORE_HZ
     }
 }
@@ -31,7 +33,7 @@ impl TickSource for SysTickNow {
 static QUEUE: ReadyQueue<1, Timed<SysTickNow>> = ReadyQueue::new();
 
 type Executor<'a> = AsyncExecutor<'a, 1, (), Timed<SysTickNow>>;
-type Times = PollTimes<TickClock<SysTickNow>, 16>;
+type Times = PollTimes<SysTickNow, 16>;
 
 /// SysTick ticks that `ticks` timed executor ticks take.
 fn measure(executor: &mut Executor<'_>, times: &Times, ticks: u32) -> u32 {
@@ -48,14 +50,14 @@ fn main() -> ! {
     let mut task = pin!(Some(cost::yield_forever()));
     let mut executor: Executor<'_> =
         AsyncExecutor::new(&QUEUE).unwrap_or_else(|_| panic!("first executor"));
-    let times: Times = PollTimes::new(TickClock::new(), u64::MAX);
-    check(executor.spawn(task.as_mut()).is_ok(), "spawn");
+    let times: Times = PollTimes::new(SysTickNow, u64::MAX);
+    check(executor.try_spawn(task.as_mut()).is_ok(), "spawn");
     executor.tick_observed(1, &times);
 
     let short = measure(&mut executor, &times, SHORT);
     let long = measure(&mut executor, &times, LONG);
     check(
-        times.wake_to_poll().count() == u64::from(SHORT + LONG),
+        times.figures().wake_to_poll.count() == u64::from(SHORT + LONG),
         "every woken poll was timed",
     );
     cost::report("timed wake+poll", short, long);

@@ -10,7 +10,8 @@ use core::pin::pin;
 
 use cortex_m::peripheral::SYST;
 use cortex_m_rt::entry;
-use dinah_core::{AsyncExecutor, Clock, PollWatch, ReadyQueue};
+use dinah_core::telemetry::{Clock, PollWatch};
+use dinah_core::{AsyncExecutor, ReadyQueue};
 use dinah_qemu::cost::{self, LONG, SHORT};
 use dinah_qemu::{check, exit_success};
 
@@ -46,7 +47,7 @@ fn main() -> ! {
     let mut task = pin!(Some(cost::yield_forever()));
     let mut executor: AsyncExecutor<'_, 1> =
         AsyncExecutor::new(&QUEUE).unwrap_or_else(|_| panic!("first executor"));
-    check(executor.spawn(task.as_mut()).is_ok(), "spawn");
+    check(executor.try_spawn(task.as_mut()).is_ok(), "spawn");
     executor.tick_observed(1, &WATCH);
 
     let short = measure(&mut executor, SHORT);

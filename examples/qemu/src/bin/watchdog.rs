@@ -27,10 +27,8 @@ use portable_atomic::{AtomicBool, AtomicU32, Ordering};
 use cortex_m::peripheral::syst::SystClkSource;
 use cortex_m_rt::{entry, exception};
 use defmt::{info, warn};
-use dinah_core::{
-    AsyncExecutor, PollTimes, PollWatch, ReadyQueue, TaskState, TaskTimes, TickClock, TickSource,
-    Timed, yield_now,
-};
+use dinah_core::telemetry::{Clock, PollTimes, PollWatch, TaskTimes, Timed};
+use dinah_core::{AsyncExecutor, ReadyQueue, TaskState, yield_now};
 use dinah_qemu::{TARGET, check, exit_success};
 
 const SLOTS: usize = 2;
@@ -47,21 +45,22 @@ static REPORTS: AtomicU32 = AtomicU32::new(0);
 static RELEASED: AtomicBool = AtomicBool::new(false);
 
 /// SysTick ticks, counted by the handler.
+#[derive(Default)]
 struct SysTicks;
 
-impl TickSource for SysTicks {
-    fn now() -> u64 {
+impl Clock for SysTicks {
+    fn now(&self) -> u64 {
         u64::from(TICKS.load(Ordering::Relaxed))
     }
 
     /// Nominal: the reload below gives about 600 ticks a second on the
     /// emulated 12 MHz core.
-    fn ticks_per_second() -> u64 {
+    fn ticks_per_second(&self) -> u64 {
         600
     }
 }
 
-static WATCH: PollWatch<TickClock<SysTicks>> = PollWatch::new(TickClock::new());
+static WATCH: PollWatch<SysTicks> = PollWatch::new(SysTicks);
 
 #[exception]
 fn SysTick() {
@@ -103,10 +102,10 @@ fn main() -> ! {
 
     let mut executor: AsyncExecutor<'_, SLOTS, (), Timed<SysTicks>> =
         AsyncExecutor::new(&QUEUE).unwrap_or_else(|_| panic!("first executor"));
-    let times: PollTimes<TickClock<SysTicks>, 16> = PollTimes::new(TickClock::new(), BLOCKED_TICKS);
-    let per_task: TaskTimes<TickClock<SysTicks>, SLOTS> = TaskTimes::new(TickClock::new());
-    let polite = executor.spawn(polite.as_mut()).ok();
-    let spinner = executor.spawn(spinner.as_mut()).ok();
+    let times: PollTimes<SysTicks, 16> = PollTimes::new(SysTicks, BLOCKED_TICKS);
+    let per_task: TaskTimes<SysTicks, SLOTS> = TaskTimes::new(SysTicks);
+    let polite = executor.try_spawn(polite.as_mut()).ok();
+    let spinner = executor.try_spawn(spinner.as_mut()).ok();
     check(
         polite.is_some() && spinner.is_some(),
         "two tasks fit two slots",
@@ -133,7 +132,8 @@ fn main() -> ! {
     );
     check(REPORTS.load(Ordering::Relaxed) == 1, "one report");
     check(WATCH.blocked(0).is_none(), "no poll running after the run");
-    let (waits, first) = (times.wake_to_poll(), times.first_poll_delay());
+    let figures = times.figures();
+    let (waits, first) = (&figures.wake_to_poll, &figures.first_poll_delay);
     check(
         first.count() == 2 && waits.count() == 3,
         "two first polls and three woken polls were timed",
@@ -142,7 +142,7 @@ fn main() -> ! {
         waits.max() >= BLOCKED_TICKS,
         "the polite task waited behind the spinner at least as long as it blocked",
     );
-    check(times.long_polls() == 1, "one long poll: the spinner's");
+    check(figures.long_polls == 1, "one long poll: the spinner's");
     // Per task: the spinner is the one that ran long, the polite task the
     // one that waited.
     let (culprit, victim) = (per_task.task(spinner), per_task.task(polite));

@@ -1,0 +1,324 @@
+//! [`TaskCell`]: one task's state word and its link, and the one helper
+//! every change of the word goes through ([`TaskCell::transition`]), with a
+//! method named after each transition.
+#![forbid(unsafe_code)]
+
+use super::word::{CANCEL, LIFE_MASK, Life, QUEUED, WAKE_FLAGS, Word};
+use crate::atomic::{AtomicU16, AtomicU32, Ordering};
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// How a [`TaskCell`] links to the next cell on a stack or list, and which
+/// index names it: 16 bits for the fixed slots ([`Link16`], so a cell is 8
+/// bytes), 32 for heap tasks ([`Link32`]). Sealed.
+pub trait Link: sealed::Sealed + Sync {
+    #[doc(hidden)]
+    fn next(&self) -> u32;
+    #[doc(hidden)]
+    fn set_next(&self, next: u32);
+    #[doc(hidden)]
+    fn index(&self) -> u32;
+}
+
+/// Defines a `const fn`, or a plain `fn` under loom, whose atomics cannot
+/// be built in a `const fn`.
+macro_rules! const_unless_loom {
+    ($(#[$attr:meta])* $vis:vis fn $($rest:tt)*) => {
+        #[cfg(not(loom))]
+        $(#[$attr])*
+        $vis const fn $($rest)*
+
+        #[cfg(loom)]
+        $(#[$attr])*
+        $vis fn $($rest)*
+    };
+}
+pub(crate) use const_unless_loom;
+
+/// A 16-bit link and index: for up to 65,534 fixed slots.
+#[derive(Debug)]
+pub struct Link16 {
+    next: AtomicU16,
+    index: u16,
+}
+
+impl Link16 {
+    /// Renumbers a cell while a table of them is built in a `const fn`.
+    #[cfg(not(loom))]
+    pub(crate) const fn set_index(&mut self, index: u16) {
+        self.index = index;
+    }
+
+    const_unless_loom! {
+        /// The link of cell `index`, pointing nowhere.
+        #[must_use]
+        pub fn new(index: u16) -> Self {
+            Self { next: AtomicU16::new(0), index }
+        }
+    }
+}
+
+/// A 32-bit link and index: for heap tasks.
+#[derive(Debug)]
+pub struct Link32 {
+    next: AtomicU32,
+    index: u32,
+}
+
+impl Link32 {
+    /// The link of cell `index`, pointing nowhere. `index` must be below
+    /// `u32::MAX`.
+    #[must_use]
+    pub fn new(index: u32) -> Self {
+        Self {
+            next: AtomicU32::new(0),
+            index,
+        }
+    }
+}
+
+impl sealed::Sealed for Link16 {}
+impl sealed::Sealed for Link32 {}
+
+impl Link for Link16 {
+    #[inline(always)]
+    fn next(&self) -> u32 {
+        u32::from(self.next.load(Ordering::Relaxed))
+    }
+    #[inline(always)]
+    fn set_next(&self, next: u32) {
+        // At most 65,535 cells per stack (the slots and the main cell).
+        self.next.store(next as u16, Ordering::Relaxed);
+    }
+    #[inline(always)]
+    fn index(&self) -> u32 {
+        u32::from(self.index)
+    }
+}
+
+impl Link for Link32 {
+    #[inline(always)]
+    fn next(&self) -> u32 {
+        self.next.load(Ordering::Relaxed)
+    }
+    #[inline(always)]
+    fn set_next(&self, next: u32) {
+        self.next.store(next, Ordering::Relaxed);
+    }
+    #[inline(always)]
+    fn index(&self) -> u32 {
+        self.index
+    }
+}
+
+/// One task's shared wake state: its state word and its link.
+#[derive(Debug)]
+pub struct TaskCell<L: Link> {
+    state: AtomicU32,
+    link: L,
+}
+
+/// What a transition decides, given the word it read: to write a new word
+/// (and return `R` once it is written), or to leave the word alone (and
+/// return `R` at once).
+pub(crate) enum Change<R> {
+    /// Write this word; return `R` when the write took.
+    To(u32, R),
+    /// Leave the word as it is and return `R`.
+    Keep(R),
+}
+
+impl<L: Link> TaskCell<L> {
+    const_unless_loom! {
+        /// A vacant cell.
+        #[must_use]
+        pub fn new(link: L) -> Self {
+            Self { state: AtomicU32::new(0), link }
+        }
+    }
+
+    /// The index this cell was built with.
+    #[inline(always)]
+    #[must_use]
+    pub fn index(&self) -> u32 {
+        self.link.index()
+    }
+
+    /// The state word now.
+    #[inline(always)]
+    #[must_use]
+    pub fn word(&self) -> Word {
+        Word(self.state.load(Ordering::Acquire))
+    }
+
+    /// The next cell on the list this one is on (`index + 1`, 0 for none).
+    /// Only meaningful to the consumer, while the cell is off the stack.
+    #[inline(always)]
+    #[must_use]
+    pub fn link(&self) -> u32 {
+        self.link.next()
+    }
+
+    /// Sets the link (see [`link`](Self::link)). Consumer only.
+    #[inline(always)]
+    pub fn set_link(&self, next: u32) {
+        self.link.set_next(next);
+    }
+
+    /// The one way the word changes by compare-and-swap: `change` sees the
+    /// word as it is and decides; a word changed meanwhile is read again and
+    /// `change` asked again. Every other change is a single atomic
+    /// read-modify-write ([`take_queued`](Self::take_queued),
+    /// [`claim`](Self::claim), [`requeue`](Self::requeue)) or the
+    /// consumer's store of a fresh word ([`begin`](Self::begin)).
+    #[inline(always)]
+    pub(crate) fn transition<R>(&self, mut change: impl FnMut(Word) -> Change<R>) -> R {
+        let mut current = self.state.load(Ordering::Acquire);
+        loop {
+            match change(Word(current)) {
+                Change::Keep(result) => return result,
+                Change::To(next, result) => match self.state.compare_exchange_weak(
+                    current,
+                    next,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => return result,
+                    Err(actual) => current = actual,
+                },
+            }
+        }
+    }
+
+    /// **Wake**: sets `QUEUED` with `flags`' wake flags, unless the task is
+    /// over (`None`) or already queued. Returns the word as it was. A wake
+    /// that finds the task queued still writes the word back unchanged (a
+    /// read-modify-write), so that it releases what the waker did before
+    /// waking to the consumer's `take_queued`: a plain load would not, and
+    /// the poll could miss it (a lost wakeup).
+    #[inline(always)]
+    pub(crate) fn mark(&self, flags: u32) -> Option<Word> {
+        self.transition(|word| {
+            if !word.is_live() {
+                Change::Keep(None)
+            } else if word.is_queued() {
+                Change::To(word.0, Some(word))
+            } else {
+                Change::To(word.0 | flags, Some(word))
+            }
+        })
+    }
+
+    /// **Request cancellation** of generation `generation`: sets `CANCEL`
+    /// and `QUEUED`, unless the cell holds another task or the task is
+    /// over. Returns whether it was queued already.
+    #[inline(always)]
+    pub(crate) fn request_cancel(&self, generation: u32) -> Result<bool, CancelRefused> {
+        self.transition(|word| {
+            if word.generation() != generation || word.life() == Life::Vacant {
+                Change::Keep(Err(CancelRefused::Unknown))
+            } else if !word.is_live() {
+                Change::Keep(Err(CancelRefused::Finished))
+            } else {
+                Change::To(word.0 | CANCEL | QUEUED, Ok(word.is_queued()))
+            }
+        })
+    }
+
+    /// **Take off the list**: clears `QUEUED` and the wake flags and returns
+    /// the word as it was. Consumer only.
+    #[inline(always)]
+    pub fn take_queued(&self) -> Word {
+        Word(self.state.fetch_and(!WAKE_FLAGS, Ordering::AcqRel))
+    }
+
+    /// **Take for a poll**: [`take_queued`](Self::take_queued), and in the
+    /// same step a `Pending` task without a cancellation request becomes
+    /// `Running`: what a consumer does with a task it is about to poll.
+    /// Returns the word as it was, so [`TickTally::step`](super::TickTally::step)
+    /// still sees a first poll. Consumer only.
+    #[inline(always)]
+    pub fn take_for_poll(&self) -> Word {
+        self.transition(|word| {
+            let mut next = word.0 & !WAKE_FLAGS;
+            if word.is_pending() && !word.has(CANCEL) {
+                next = Word(next).with_life(Life::Running).0;
+            }
+            Change::To(next, word)
+        })
+    }
+
+    /// **End, or start running**: sets the lifecycle and returns the new
+    /// word. A terminal lifecycle also clears any cancellation request: the
+    /// task is over. (`Pending -> Running` keeps it: a request may have come
+    /// after the task was taken off the stack.) Consumer only.
+    pub fn set_life(&self, life: Life) -> Word {
+        let clear = if life.is_terminal() {
+            LIFE_MASK | CANCEL
+        } else {
+            LIFE_MASK
+        };
+        self.transition(|word| {
+            let next = (word.0 & !clear) | life.bits();
+            Change::To(next, Word(next))
+        })
+    }
+
+    /// **Queue again from the consumer's side**, unless queued already (a
+    /// poll that unwound). Returns `true` when this call set `QUEUED`: the
+    /// caller pushes the cell.
+    #[inline(always)]
+    pub(crate) fn requeue(&self) -> bool {
+        self.state.fetch_or(QUEUED, Ordering::AcqRel) & QUEUED == 0
+    }
+
+    /// **Claim a finished cell**: sets `QUEUED` on a cell whose task is
+    /// over, and says whether this call set it: whoever does owns the cell's
+    /// recycling (the fixed-slot executor's claim on a finished slot). Any
+    /// thread or interrupt.
+    pub(crate) fn claim(&self) -> bool {
+        self.state.fetch_or(QUEUED, Ordering::AcqRel) & QUEUED == 0
+    }
+
+    /// **Begin a new task**: stores `word` (from [`Word::started`]) over a
+    /// cell whose previous task is over and that is on no list. Consumer
+    /// only.
+    #[inline(always)]
+    pub(crate) fn begin(&self, word: Word) {
+        self.state.store(word.0, Ordering::Release);
+    }
+}
+
+/// Why [`WakeStack::cancel`](super::WakeStack::cancel) did nothing.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum CancelRefused {
+    /// The cell holds another task now (or none).
+    Unknown,
+    /// The task is already over.
+    Finished,
+}
+
+#[cfg(all(test, not(loom)))]
+impl<L: Link> TaskCell<L> {
+    /// Gives a finished cell the generation bits `generation`, as if that
+    /// many tasks had come and gone in it.
+    pub(crate) fn age_to(&self, generation: u32) {
+        let word = self.word();
+        assert!(!word.is_live());
+        self.state.store(
+            (word.0 & !(super::GEN_MASK << super::word::GEN_SHIFT))
+                | (generation << super::word::GEN_SHIFT),
+            Ordering::Release,
+        );
+    }
+}
+
+impl TaskCell<Link16> {
+    /// Renumbers a fixed-slot cell while its table is built.
+    #[cfg(not(loom))]
+    pub(crate) const fn set_index(&mut self, index: u16) {
+        self.link.set_index(index);
+    }
+}

@@ -1,0 +1,83 @@
+//! [`ExecutorMonitor`]: a measured executor's figures, tasks and diagnosis,
+//! read from any thread.
+#![forbid(unsafe_code)]
+
+use std::fmt;
+use std::sync::Arc;
+
+use dinah_core::telemetry::{ExecutorFigures, TaskFigures};
+
+use super::hub::Hub;
+use super::probe::ExecProbe;
+use crate::telemetry::run_hooks;
+use crate::telemetry::{Thresholds, Verdict};
+
+/// Reads a [`LocalExecutor`](super::LocalExecutor)'s telemetry from any
+/// thread: its figures, its tasks, and a diagnosis. `Send + Sync + Clone`.
+///
+/// Everything it reads is a snapshot of atomics and short locks the
+/// executor holds only between polls: it never waits for a poll to end, so
+/// it sees a poll that never returns.
+#[derive(Clone)]
+pub struct ExecutorMonitor {
+    hub: Arc<Hub>,
+}
+
+impl ExecutorMonitor {
+    #[cfg(feature = "telemetry")]
+    pub(super) fn new(hub: Arc<Hub>) -> Self {
+        Self { hub }
+    }
+
+    fn probe(&self) -> &ExecProbe {
+        self.hub
+            .probe
+            .get()
+            .map(|probe| &**probe)
+            .expect("a monitor exists only for an executor with telemetry")
+    }
+
+    /// What the executor has measured since it was built.
+    #[must_use]
+    pub fn figures(&self) -> ExecutorFigures {
+        self.probe().figures()
+    }
+
+    /// Every live task's figures, by task id.
+    #[must_use]
+    pub fn tasks(&self) -> Vec<TaskFigures> {
+        let mut tasks = Vec::new();
+        run_hooks(|| tasks = self.probe().tasks());
+        tasks
+    }
+
+    /// One [`Verdict`] for each thing not progressing, judged against
+    /// `thresholds`; empty when every task progresses:
+    ///
+    /// - [`WorkerBlocked`](Verdict::WorkerBlocked) for a poll running longer
+    ///   than `blocked` (the tasks ready behind it are counted in it);
+    /// - otherwise [`ReadyButDelayed`](Verdict::ReadyButDelayed) when tasks
+    ///   have been ready longer than `ready_delay`;
+    /// - [`NoWake`](Verdict::NoWake) for each task pending, not ready and not
+    ///   woken for longer than `no_wake`;
+    /// - [`AdmissionFull`](Verdict::AdmissionFull) when the spawner ingress
+    ///   (or the live-task cap) refused a submission within
+    ///   `admission_window`.
+    ///
+    /// `block_on`'s own future is stamped like a task's poll, under an id of
+    /// its own: a poll of it that holds the thread is `WorkerBlocked`.
+    #[must_use]
+    pub fn diagnose(&self, thresholds: &Thresholds) -> Vec<Verdict> {
+        let mut verdicts = Vec::new();
+        run_hooks(|| {
+            verdicts = self.probe().diagnose(thresholds, self.hub.ingress.fill());
+        });
+        verdicts
+    }
+}
+
+impl fmt::Debug for ExecutorMonitor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExecutorMonitor").finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,613 @@
+//! The hosted executor's run loop: its slot table, the tick (the shared
+//! [`raw::tick`] loop over this executor's storage, [`Ticking`]),
+//! `block_on`, and shutdown, with the guards that keep them consistent when
+//! user code unwinds.
+#![forbid(unsafe_code)]
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use dinah_core::TaskId;
+use dinah_core::executor::{SpawnError, TickReport};
+use dinah_core::raw::{self, Life, WakeStack, Word};
+use dinah_core::task::TaskOutput;
+use dinah_core::telemetry::{Measure, TraceEventKind};
+
+use super::config::ExecutorConfig;
+use super::header::Header;
+use super::here::RunningHere;
+use super::hub::Hub;
+use super::probe::{ExecProbe, TaskProbe};
+use super::report::ShutdownReport;
+use super::resolver::{AbortNote, BoxedTask, wrap};
+use crate::primitives::{current, park};
+use crate::queue::CapacityError;
+use crate::task::{CancelTarget, Join, JoinError, JoinHandle};
+use crate::telemetry::hook::Hook;
+use crate::telemetry::{TelemetryConfig, resume_hook_panic, run_hooks};
+use crate::unwind::panic_text;
+
+/// The cell index of the future `block_on` drives; task indices stay below.
+const MAIN: u32 = u32::MAX - 1;
+
+/// Where a slot's tasks live: a stable place (the slot table may grow while
+/// a task is polled in place, since tasks spawn), reused by every task of
+/// the slot while its header is.
+struct Place<'a> {
+    /// The slot's header as a `Waker`, lent to every poll.
+    waker: Waker,
+    task: RefCell<Option<BoxedTask<'a>>>,
+    /// Where a panicking task's resolver leaves its join.
+    note: Rc<AbortNote<'a>>,
+    /// The slot's telemetry (its header's), when kept.
+    probe: Hook<Arc<TaskProbe>>,
+}
+
+type TaskPlace<'a> = Rc<Place<'a>>;
+
+struct Slot<'a, M: Measure> {
+    header: Arc<Header<M>>,
+    task: TaskPlace<'a>,
+}
+
+impl<M: Measure> Slot<'_, M> {
+    fn new(index: u32, hub: &Arc<Hub>) -> Self {
+        let header = Header::new(index, hub, true);
+        Self {
+            task: Rc::new(Place {
+                waker: Waker::from(Arc::clone(&header)),
+                task: RefCell::new(None),
+                note: Rc::new(AbortNote::new()),
+                probe: header.probe.clone(),
+            }),
+            header,
+        }
+    }
+}
+
+pub(super) struct Inner<'a, M: Measure> {
+    pub(super) hub: Arc<Hub>,
+    main: Arc<Header<M>>,
+    main_waker: Waker,
+    slots: RefCell<Vec<Slot<'a, M>>>,
+    free: RefCell<Vec<u32>>,
+    /// Taken off the wake stack or the local list, oldest first; entries
+    /// before `next` have been handed out this tick.
+    ready: RefCell<Vec<u32>>,
+    next: Cell<usize>,
+    /// The local ready list while the executor does not run (see
+    /// `RunningHere`).
+    pub(super) local: RefCell<Vec<u32>>,
+    in_block_on: Cell<bool>,
+    main_ready: Cell<bool>,
+    pub(super) live: Cell<usize>,
+    max_tasks: usize,
+    stale_seen: Cell<u32>,
+    /// Inside `tick`, `block_on` or `shutdown`: a task is being polled or
+    /// dropped, so entering again would be re-entrant.
+    pub(super) running: Cell<bool>,
+    pub(super) closed: Cell<bool>,
+}
+
+/// Clears `running` when a `tick`, `block_on` or `shutdown` ends, even by
+/// unwinding.
+pub(super) struct Entered<'r>(&'r Cell<bool>);
+
+impl Drop for Entered<'_> {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
+/// Ends `block_on`'s hold on the main cell when the call returns or
+/// unwinds: nothing is marked as polling (a monitor hears that a poll that
+/// unwound ended), no main poll is pending, and the main cell is vacant, so
+/// later wakes of its wakers are stale. Its `QUEUED` bit is left alone: an
+/// entry of it still on a list clears it when taken off.
+struct MainGuard<'r, 'a, M: Measure>(&'r Inner<'a, M>);
+
+impl<M: Measure> Drop for MainGuard<'_, '_, M> {
+    fn drop(&mut self) {
+        let inner = self.0;
+        if inner.hub.stack.polling() == MAIN + 1
+            && let Some(probe) = inner.probe()
+        {
+            probe.main_poll_ended();
+        }
+        inner.hub.stack.set_polling(0);
+        inner.in_block_on.set(false);
+        inner.main_ready.set(false);
+        inner.main.cell.set_life(Life::Vacant);
+    }
+}
+
+impl<'a, M: Measure> Inner<'a, M> {
+    /// The executor's probe, when `M` measures: always `None` for an
+    /// unmeasured executor, known when compiling, so that none of its
+    /// telemetry code is even tested for.
+    #[inline(always)]
+    fn probe(&self) -> Option<&ExecProbe> {
+        if M::MEASURED {
+            self.hub.probe.get().map(|probe| &**probe)
+        } else {
+            None
+        }
+    }
+
+    pub(super) fn new(
+        config: ExecutorConfig,
+        telemetry: Option<TelemetryConfig>,
+    ) -> Result<Self, CapacityError> {
+        if config.ingress_capacity == 0 || config.max_tasks == Some(0) {
+            return Err(CapacityError::Zero);
+        }
+        let (_, items) = crate::queue::reserve(config.ingress_capacity)?;
+        let probe = Hook::new(telemetry.map(|telemetry| Box::new(ExecProbe::new(telemetry))));
+        let hub = Arc::new(Hub::new(current(), config.ingress_capacity, items, probe));
+        let main = Header::new(MAIN, &hub, false);
+        Ok(Self {
+            main_waker: Waker::from(Arc::clone(&main)),
+            main,
+            hub,
+            slots: RefCell::new(Vec::new()),
+            free: RefCell::new(Vec::new()),
+            ready: RefCell::new(Vec::new()),
+            next: Cell::new(0),
+            local: RefCell::new(Vec::new()),
+            in_block_on: Cell::new(false),
+            main_ready: Cell::new(false),
+            live: Cell::new(0),
+            // Slot indices stay below `MAIN`: the cap is never above it.
+            max_tasks: config.max_tasks.unwrap_or(usize::MAX).min(MAIN as usize),
+            stale_seen: Cell::new(0),
+            running: Cell::new(false),
+            closed: Cell::new(false),
+        })
+    }
+
+    pub(super) fn enter(&self, what: &str) -> Entered<'_> {
+        assert!(
+            !self.running.replace(true),
+            "dinah: LocalExecutor::{what} called from inside a task of the same executor; \
+             it would wait for that task while that task waits for it (a deadlock)"
+        );
+        Entered(&self.running)
+    }
+
+    pub(super) fn try_spawn<F>(&self, future: F) -> Result<JoinHandle<F::Output>, SpawnError<F>>
+    where
+        F: Future + 'a,
+        F::Output: TaskOutput + 'a,
+    {
+        let id = self.hub.next_id();
+        let closed = self.closed.get();
+        if closed || self.live.get() >= self.max_tasks {
+            if let Some(probe) = self.probe() {
+                run_hooks(|| probe.rejected(id, !closed));
+            }
+            return Err(if closed {
+                SpawnError::Shutdown(future)
+            } else {
+                SpawnError::Full(future)
+            });
+        }
+        let mut at = 0;
+        if let Some(probe) = self.probe() {
+            // A hook's panic reaches the caller before the task is taken.
+            run_hooks(|| at = probe.submitted(id));
+        }
+        let (index, header, generation, note) = self.claim_slot(id, at);
+        let join = Join::running(
+            id,
+            Some((header as Arc<dyn CancelTarget>, generation)),
+            self.hub.home,
+        );
+        self.install(index, Box::pin(wrap(future, Arc::clone(&join), note)));
+        Ok(JoinHandle::new(join))
+    }
+
+    /// Takes a free slot (or adds one), starts a new task in its cell (which
+    /// queues it) and returns its index, header, generation and abort note.
+    fn claim_slot(&self, id: TaskId, at: u64) -> (u32, Arc<Header<M>>, u32, Rc<AbortNote<'a>>) {
+        let mut slots = self.slots.borrow_mut();
+        let index = match self.free.borrow_mut().pop() {
+            Some(index) => index,
+            None => {
+                let index = slots.len() as u32;
+                slots.push(Slot::new(index, &self.hub));
+                index
+            }
+        };
+        let slot = &mut slots[index as usize];
+        // A header that something else still holds (a cloned waker, a
+        // handle's cancel path) beyond the slot and its place's waker stays
+        // with its old task; this task gets a new one. A stale wake through
+        // the old one finds its task over.
+        if Arc::strong_count(&slot.header) > 2 {
+            if let (Some(probe), Some(old)) = (self.probe(), slot.header.probe.get()) {
+                probe.forget(old);
+            }
+            *slot = Slot::new(index, &self.hub);
+        }
+        if let (Some(probe), Some(task)) = (self.probe(), slot.header.probe.get()) {
+            probe.installed(task, id, at);
+        }
+        // Spawning happens on the executor's thread (it is `!Send`).
+        let generation = WakeStack::begin(&slot.header.cell);
+        self.hub.queue_started(&slot.header.cell);
+        (
+            index,
+            Arc::clone(&slot.header),
+            generation,
+            Rc::clone(&slot.task.note),
+        )
+    }
+
+    fn install(&self, index: u32, task: BoxedTask<'a>) {
+        *self.slots.borrow()[index as usize].task.task.borrow_mut() = Some(task);
+        self.live.set(self.live.get() + 1);
+    }
+
+    /// Takes in waiting submissions, oldest first, while the cap allows.
+    fn admit(&self) {
+        if !self.hub.ingress.has_pending() || self.closed.get() {
+            return;
+        }
+        let room = self.max_tasks - self.live.get();
+        for submission in self.hub.ingress.take(room) {
+            let (index, header, generation, note) =
+                self.claim_slot(submission.id(), submission.submitted_at());
+            let (future, join) = submission.admit(note);
+            join.attach(header, generation);
+            self.install(index, future);
+        }
+    }
+
+    /// Whether anything is ready. Called only while the executor runs (the
+    /// local list is installed).
+    fn has_work(&self, here: &RunningHere<'_>) -> bool {
+        self.next.get() < self.ready.borrow().len()
+            || here.has_local()
+            || self.main_ready.get()
+            || self.hub.stack.has_woken()
+            || (self.hub.ingress.has_pending() && self.live.get() < self.max_tasks)
+    }
+
+    /// Moves every task woken since the last call onto the ready list: the
+    /// local ones first (woken during earlier polls on this thread), then
+    /// the wake stack's, in wake order.
+    fn take_woken(&self, here: &RunningHere<'_>) {
+        let mut ready = self.ready.borrow_mut();
+        let next = self.next.replace(0);
+        if next == ready.len() {
+            // The usual case: everything was handed out, so the local list
+            // simply becomes the ready list (and the old one, emptied, the
+            // local list): no copy.
+            ready.clear();
+            here.swap_local(&mut ready);
+        } else {
+            ready.drain(..next);
+            let mut local = Vec::new();
+            here.swap_local(&mut local);
+            ready.append(&mut local);
+        }
+        if !self.hub.stack.has_woken() {
+            return;
+        }
+        let slots = self.slots.borrow();
+        let cell_of = |index: usize| {
+            if index == MAIN as usize {
+                &self.main.cell
+            } else {
+                &slots[index].header.cell
+            }
+        };
+        if let Some((first, _)) = self.hub.stack.take(cell_of) {
+            let mut entry = first;
+            while entry != 0 {
+                ready.push(entry - 1);
+                entry = cell_of(entry as usize - 1).link();
+            }
+        }
+    }
+
+    /// The next ready task, if any.
+    fn pop_ready(&self) -> Option<u32> {
+        let next = self.next.get();
+        let index = *self.ready.borrow().get(next)?;
+        self.next.set(next + 1);
+        Some(index)
+    }
+
+    /// One tick; the caller has entered the executor (`RunningHere`). The
+    /// loop is the scheduling core's ([`raw::tick`]), over this executor's
+    /// storage ([`Ticking`]).
+    pub(super) fn tick(&self, budget: usize, here: &RunningHere<'_>) -> TickReport {
+        self.admit();
+        let report = raw::tick(
+            &mut Ticking {
+                inner: self,
+                here,
+                place: None,
+            },
+            budget,
+        );
+        if M::MEASURED {
+            // A telemetry hook that panicked during the tick: its panic
+            // reaches the caller now that every task is settled.
+            resume_hook_panic();
+        }
+        report
+    }
+
+    /// Polls the task in `place` (slot `index`) once, where it lies, with no
+    /// borrow of the slot table held (so it may spawn), catching a panic.
+    /// A task that ends is dropped there and then. Returns how it ended.
+    #[inline(always)]
+    fn poll_in_place(&self, index: u32, place: &TaskPlace<'a>) -> Option<Life> {
+        let mut guard = place.task.borrow_mut();
+        let task = guard.as_mut()?;
+        self.hub.stack.set_polling(index + 1);
+        let poll = catch_unwind(AssertUnwindSafe(|| {
+            task.as_mut().poll(&mut Context::from_waker(&place.waker))
+        }));
+        self.hub.stack.set_polling(0);
+        let ended = match poll {
+            Ok(Poll::Pending) => return None,
+            Ok(Poll::Ready(true)) => Life::Completed,
+            Ok(Poll::Ready(false)) => Life::Failed,
+            Err(payload) => {
+                // The unwind already dropped the future's parts; its
+                // resolver left the join in the note.
+                let task = guard.take();
+                drop(guard);
+                drop(task);
+                if let Some(join) = place.note.take_orphan() {
+                    join.abort(JoinError::Panicked(panic_text(&*payload)));
+                }
+                return Some(Life::Failed);
+            }
+        };
+        // Dropped outside the borrow: a destructor may spawn or wake.
+        let task = guard.take();
+        drop(guard);
+        drop(task);
+        Some(ended)
+    }
+
+    /// Ends the task in slot `index`; frees the slot unless it is still
+    /// queued (then it is freed when taken off).
+    fn end(&self, index: u32, life: Life) {
+        let word = self.slots.borrow()[index as usize]
+            .header
+            .cell
+            .set_life(life);
+        self.live.set(self.live.get() - 1);
+        if !word.is_queued() {
+            self.free.borrow_mut().push(index);
+        }
+    }
+
+    /// A finished task's entry came off the stack: free its slot.
+    fn release(&self, index: u32) {
+        self.free.borrow_mut().push(index);
+    }
+
+    pub(super) fn block_on<F: Future>(&self, future: F) -> F::Output {
+        let _entered = self.enter("block_on");
+        let here = RunningHere::enter(self.hub.address(), &self.local);
+        let mut future = pin!(future);
+        // The future is named by an id of its own, so that a monitor can
+        // blame it for holding the thread.
+        let id = self.hub.next_id();
+        self.main.cell.set_life(Life::Running);
+        self.in_block_on.set(true);
+        // Polled at once. The main cell's `QUEUED` is cleared only where
+        // its entry is taken off a list (in `tick`): an entry an earlier
+        // call left still comes, and polls the future once more, which a
+        // future allows.
+        self.main_ready.set(true);
+        let _main = MainGuard(self);
+        loop {
+            if self.main_ready.replace(false) {
+                self.hub.stack.set_polling(MAIN + 1);
+                if let Some(probe) = self.probe() {
+                    probe.main_poll_started(id);
+                }
+                let poll = future
+                    .as_mut()
+                    .poll(&mut Context::from_waker(&self.main_waker));
+                if let Some(probe) = self.probe() {
+                    probe.main_poll_ended();
+                }
+                self.hub.stack.set_polling(0);
+                if M::MEASURED {
+                    resume_hook_panic();
+                }
+                if let Poll::Ready(output) = poll {
+                    return output;
+                }
+            }
+            if !self.tick(usize::MAX, &here).work_remaining {
+                park();
+            }
+        }
+    }
+
+    pub(super) fn shutdown(&self) -> ShutdownReport {
+        let _entered = self.enter("shutdown");
+        self.closed.set(true);
+        let submissions = self.hub.ingress.close();
+        let cancelled_submissions = submissions.len();
+        if let Some(probe) = self.probe() {
+            for submission in &submissions {
+                probe.dropped(submission.id());
+            }
+        }
+        // Each submission drops its future, then resolves its handle
+        // (`Panicked` if the future's destructor panics).
+        drop(submissions);
+        let tasks: Vec<(BoxedTask<'a>, TaskPlace<'a>, Arc<Header<M>>)> = {
+            let mut slots = self.slots.borrow_mut();
+            slots
+                .iter_mut()
+                .filter_map(|slot| {
+                    let task = slot.task.task.borrow_mut().take()?;
+                    slot.header.cell.set_life(Life::Cancelled);
+                    if let (Some(probe), Some(slot)) = (self.probe(), slot.task.probe.get()) {
+                        probe.cancelled(slot);
+                    }
+                    Some((task, Rc::clone(&slot.task), Arc::clone(&slot.header)))
+                })
+                .collect()
+        };
+        self.live.set(0);
+        let cancelled_tasks = tasks.len();
+        // Dropped one by one with no borrow held: a destructor may spawn
+        // (refused now) or wake (ignored), and one that panics resolves its
+        // own handle `Panicked` without stopping the others. Each other
+        // future's resolver resolves its handle `Cancelled`.
+        for (task, place, header) in tasks {
+            if drop_task(Some(task), &place.note) == Life::Failed {
+                header.cell.set_life(Life::Failed);
+            }
+        }
+        if M::MEASURED {
+            resume_hook_panic();
+        }
+        ShutdownReport {
+            cancelled_tasks,
+            cancelled_submissions,
+        }
+    }
+}
+
+/// One tick's view of a hosted executor: the storage the shared tick loop
+/// ([`raw::tick`]) works on. `place` is the task taken off the ready list
+/// last, held between [`take`](raw::Tick::take) and its step.
+struct Ticking<'t, 'r, 'a, M: Measure> {
+    inner: &'t Inner<'a, M>,
+    here: &'t RunningHere<'r>,
+    place: Option<TaskPlace<'a>>,
+}
+
+impl<M: Measure> raw::Tick for Ticking<'_, '_, '_, M> {
+    #[inline(always)]
+    fn take_woken(&mut self) {
+        self.inner.take_woken(self.here);
+    }
+
+    #[inline(always)]
+    fn next_ready(&mut self) -> Option<u32> {
+        self.inner.pop_ready()
+    }
+
+    #[inline(always)]
+    fn other_entry(&mut self, entry: u32) -> bool {
+        if entry != MAIN {
+            return false;
+        }
+        // The main future's entry: cleared here, where it was taken off
+        // (rule 2), and polled only while `block_on` drives a future.
+        let inner = self.inner;
+        inner.main.cell.take_queued();
+        if inner.in_block_on.get() {
+            inner.main_ready.set(true);
+        }
+        true
+    }
+
+    #[inline(always)]
+    fn take(&mut self, entry: u32) -> Word {
+        // One borrow of the table: the task's word (its first poll started
+        // in the same step) and its place.
+        let slots = self.inner.slots.borrow();
+        let slot = &slots[entry as usize];
+        self.place = Some(Rc::clone(&slot.task));
+        slot.header.cell.take_for_poll()
+    }
+
+    #[inline(always)]
+    fn release(&mut self, entry: u32) {
+        self.place = None;
+        self.inner.release(entry);
+    }
+
+    #[inline(always)]
+    fn cancel(&mut self, entry: u32) {
+        let inner = self.inner;
+        let Some(place) = self.place.take() else {
+            return;
+        };
+        // Dropping the future resolves its handle `Cancelled`, or
+        // `Panicked` if its destructor panics.
+        let task = place.task.borrow_mut().take();
+        let life = drop_task(task, &place.note);
+        if let (Some(probe), Some(slot)) = (inner.probe(), place.probe.get()) {
+            probe.cancelled(slot);
+        }
+        inner.end(entry, life);
+    }
+
+    #[inline(always)]
+    fn poll(&mut self, entry: u32, _: Word, first: bool, _: bool) -> Option<bool> {
+        let inner = self.inner;
+        let place = self.place.take()?;
+        let watched = match (inner.probe(), place.probe.get()) {
+            (Some(probe), Some(slot)) => Some((probe, slot, probe.poll_started(slot, first))),
+            _ => None,
+        };
+        let ended = inner.poll_in_place(entry, &place);
+        if let Some((probe, slot, start)) = watched {
+            let queued = inner.slots.borrow()[entry as usize]
+                .header
+                .cell
+                .word()
+                .is_queued();
+            let kind = ended.map(|life| {
+                if life == Life::Completed {
+                    TraceEventKind::Completed
+                } else {
+                    TraceEventKind::Failed
+                }
+            });
+            probe.poll_ended(slot, start, queued, kind);
+        }
+        let ended = ended?;
+        inner.end(entry, ended);
+        Some(ended == Life::Completed)
+    }
+
+    #[inline(always)]
+    fn stale_wakes(&mut self) -> u32 {
+        let stale = self.inner.hub.stack.stale_wakes();
+        stale.wrapping_sub(self.inner.stale_seen.replace(stale))
+    }
+
+    #[inline(always)]
+    fn has_work(&self) -> bool {
+        self.inner.has_work(self.here)
+    }
+}
+
+/// Drops a task's future, which resolves its handle `Cancelled` through its
+/// resolver; if the destructor panics, the resolver leaves the join in
+/// `note` and it is resolved `Panicked` with the message here. Returns how
+/// the task ended.
+fn drop_task<'a>(task: Option<BoxedTask<'a>>, note: &AbortNote<'a>) -> Life {
+    match catch_unwind(AssertUnwindSafe(move || drop(task))) {
+        Ok(()) => Life::Cancelled,
+        Err(payload) => {
+            if let Some(join) = note.take_orphan() {
+                join.abort(JoinError::Panicked(panic_text(&*payload)));
+            }
+            crate::unwind::drop_quietly(payload);
+            Life::Failed
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! The one place the crate takes its threads, atomics and locks from.
+//!
+//! Under `cfg(loom)` these are loom's model-checked types, so the loom tests
+//! in `tests/loom_*.rs` explore every interleaving of the real dispatch,
+//! trace, park, ingress and pool code.
+
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+#[cfg(loom)]
+pub(crate) use loom::sync::{Condvar, Mutex, MutexGuard};
+#[cfg(loom)]
+pub(crate) use loom::thread::{Builder, JoinHandle, Thread, current, park, yield_now};
+
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+#[cfg(not(loom))]
+pub(crate) use std::sync::{Condvar, Mutex, MutexGuard};
+#[cfg(not(loom))]
+pub(crate) use std::thread::{Builder, JoinHandle, Thread, current, park, yield_now};
+
+/// Locks `mutex`, ignoring poison.
+///
+/// Only for locks that never run user code while held: a panic there can
+/// only come from the allocator, and the data stays consistent.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Waits on `condvar`, ignoring poison (see [`lock`]).
+pub(crate) fn wait<'a, T>(condvar: &Condvar, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+    condvar
+        .wait(guard)
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Waits on `condvar` for at most `timeout`, ignoring poison (see [`lock`]).
+/// Returns the guard and whether the wait timed out.
+pub(crate) fn wait_timeout<'a, T>(
+    condvar: &Condvar,
+    guard: MutexGuard<'a, T>,
+    timeout: std::time::Duration,
+) -> (MutexGuard<'a, T>, bool) {
+    let (guard, result) = condvar
+        .wait_timeout(guard, timeout)
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    (guard, result.timed_out())
+}
+
+/// Locks a plain `std` mutex, ignoring poison: for telemetry's locks, which
+/// guard statistics rather than any protocol loom checks, and never run
+/// user code while held.
+pub(crate) fn lock_std<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}

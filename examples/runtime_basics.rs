@@ -42,6 +42,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             drop(task);
         }
         Ok(()) => return Err("a full queue accepted a task".into()),
+        Err(other) => return Err(format!("an unexpected refusal: {other:?}").into()),
     }
 
     // 2. Sequential drain on this thread: FIFO order, errors kept in place.

@@ -13,6 +13,7 @@ use heapless::Deque;
 /// Every variant carries the refused item, so a task that was not accepted is
 /// always handed back to the caller, never dropped.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum QueuePushError<T> {
     /// The queue was at capacity. The queue is unchanged.
     Full(T),

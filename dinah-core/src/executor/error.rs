@@ -87,6 +87,7 @@ impl core::error::Error for QueueClaimed {}
 
 /// Why [`ReadyQueue::cancel`](super::ReadyQueue::cancel) did nothing.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+#[non_exhaustive]
 pub enum CancelError {
     /// The id names no task of this queue: it was never spawned here, or its
     /// slot has since been reused.

@@ -33,6 +33,7 @@ macro_rules! runtime_metrics {
         /// Each field was read atomically; the fields together are not one
         /// atomic snapshot when updates run concurrently.
         #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+        #[non_exhaustive]
         pub struct $snapshot {
             /// Tasks accepted for execution.
             pub submitted: $int,

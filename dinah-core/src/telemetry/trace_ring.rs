@@ -15,6 +15,7 @@ use crate::id::TaskId;
 
 /// A trace ring refused an event.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+#[non_exhaustive]
 pub enum TraceRecordError {
     /// The ring was full. The refused event is handed back; history is intact.
     Full(TraceEvent),

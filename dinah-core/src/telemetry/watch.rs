@@ -8,6 +8,7 @@ use crate::id::TaskId;
 /// A poll that has run too long, as a [`PollWatch`] sees it: the core's
 /// `WorkerBlocked` verdict.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+#[non_exhaustive]
 pub struct Blocked {
     /// The task being polled.
     pub task: TaskId,

@@ -49,6 +49,7 @@ impl Thresholds {
 
 /// The five causes a stall can have, without their evidence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Cause {
     /// A task waits for a wake that does not come (a lost wake).
     NoWake,
@@ -66,6 +67,7 @@ pub enum Cause {
 ///
 /// Durations are measured with the runtime's configured clock.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Verdict {
     /// A task is pending, not being polled and not ready, and nothing has
     /// woken it for longer than [`Thresholds::no_wake`].

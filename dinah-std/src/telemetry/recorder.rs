@@ -103,6 +103,7 @@ impl Sink for SourceSink {
 
 /// Why a timeline could not be written.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum ChromeTraceError {
     /// Writing failed.
     Io(io::Error),

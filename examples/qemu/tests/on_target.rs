@@ -100,6 +100,7 @@ fn full_queue_hands_the_task_back() -> Outcome {
     match queue.try_push(two) {
         Err(QueuePushError::Full(back)) => ensure(back() == 2, "the refused task is the original")?,
         Ok(()) => return Err("a full queue accepted a task"),
+        Err(_) => return Err("a full queue refuses with Full"),
     }
     ensure(queue.len() == 1, "the queue is unchanged")?;
     ensure(queue.pop().map(|task| task()) == Some(1), "FIFO")?;
@@ -107,20 +108,18 @@ fn full_queue_hands_the_task_back() -> Outcome {
 }
 
 fn metrics_saturate() -> Outcome {
-    let wide = RuntimeMetrics::from_snapshot(MetricsSnapshot {
-        submitted: u64::MAX - 1,
-        ..MetricsSnapshot::default()
-    });
+    let mut start = MetricsSnapshot::default();
+    start.submitted = u64::MAX - 1;
+    let wide = RuntimeMetrics::from_snapshot(start);
     wide.record_submitted();
     wide.record_submitted();
     ensure(
         wide.snapshot().submitted == u64::MAX,
         "64-bit counters stop at u64::MAX",
     )?;
-    let narrow = RuntimeMetrics32::from_snapshot(MetricsSnapshot32 {
-        failed: u32::MAX,
-        ..MetricsSnapshot32::default()
-    });
+    let mut start = MetricsSnapshot32::default();
+    start.failed = u32::MAX;
+    let narrow = RuntimeMetrics32::from_snapshot(start);
     narrow.record_failed();
     narrow.record_started();
     let snapshot = narrow.snapshot();

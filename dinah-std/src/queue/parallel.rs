@@ -162,7 +162,7 @@ where
 ///
 /// ```compile_fail,E0277
 /// use std::rc::Rc;
-/// use dinah::queue::{BoundedQueue, run_until_empty};
+/// use dinah::queue::{BoundedQueue, run_parallel};
 ///
 /// let shared = Rc::new(1);
 /// let mut queue = BoundedQueue::new(1).unwrap();
@@ -174,7 +174,7 @@ where
 ///
 /// ```compile_fail,E0277
 /// use std::rc::Rc;
-/// use dinah::queue::{BoundedQueue, run_until_empty};
+/// use dinah::queue::{BoundedQueue, run_parallel};
 ///
 /// let mut queue = BoundedQueue::new(1).unwrap();
 /// queue.try_push(|| Rc::new(1)).unwrap_or_else(|_| unreachable!());

@@ -12,6 +12,7 @@
 //! | [`task`] | what a task is and what it gives back: [`TaskState`], [`TaskOutput`], `JoinHandle`, `JoinError`, [`yield_now`] |
 //! | [`queue`] | queues of closures and running them: [`TaskQueue`], `BoundedQueue`, `drain`, `run_parallel` |
 //! | [`sync`] | coordination: [`CancellationToken`], `CancellationHandle`, `Shared` |
+//! | [`time`] | waiting for time: `sleep`, `timeout`, [`Interval`](time::Interval), the firmware's [`Timers`](time::Timers) and tickless idle |
 //! | [`telemetry`] | clocks, events and sinks, metrics, traces, poll observers, figures, diagnosis |
 //! | [`id`] | [`TaskId`], [`WorkerId`], `CoreId` |
 //! | [`config`] | [`CoreConfig`] and the lifecycle of long-lived resources |
@@ -76,6 +77,16 @@ pub mod sync {
     pub use dinah_core::sync::*;
     #[cfg(feature = "std")]
     pub use dinah_std::sync::*;
+}
+
+/// Waiting for time: sleeps, timeouts and intervals, on firmware
+/// ([`Timers`](time::Timers)) and, with `std`, on the hosted executor.
+///
+/// From `dinah_core::time`, and with `std` from `dinah_std::time`.
+pub mod time {
+    pub use dinah_core::time::*;
+    #[cfg(feature = "std")]
+    pub use dinah_std::time::*;
 }
 
 /// Clocks, events and sinks, metrics, traces, observers, figures and

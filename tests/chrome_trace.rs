@@ -40,6 +40,7 @@ fn scenario() -> Arc<Recorder> {
         ExecutorConfig {
             max_tasks: None,
             ingress_capacity: 1,
+            ..ExecutorConfig::default()
         },
         telemetry("executor"),
     )

@@ -471,6 +471,7 @@ fn a_full_ingress_is_admission_full_for_its_window() {
         ExecutorConfig {
             max_tasks: None,
             ingress_capacity: 1,
+            ..ExecutorConfig::default()
         },
     );
     let monitor = executor.monitor();
@@ -790,4 +791,106 @@ fn every_figure_the_operations_sheet_names_is_one_the_code_emits() {
         }
     }
     assert!(named >= 25, "only {named} figures named");
+}
+
+/// An executor whose telemetry reads `clock` and whose timers read a paused
+/// clock, so both move only when the test says.
+fn timed_executor(clock: &ManualClock) -> LocalExecutor<'static, Measured> {
+    executor(
+        clock,
+        ExecutorConfig {
+            start_paused: true,
+            ..ExecutorConfig::default()
+        },
+    )
+}
+
+#[test]
+fn a_task_waiting_on_an_armed_timer_is_not_no_wake() {
+    let clock = ManualClock::new();
+    let executor = timed_executor(&clock);
+    let monitor = executor.monitor();
+    let sleeper = executor
+        .try_spawn(dinah::time::sleep(Duration::from_secs(10)))
+        .unwrap();
+    let lost = executor.try_spawn(Forgotten).unwrap();
+    executor.tick(usize::MAX);
+    clock.advance(Duration::from_secs(2));
+    assert_eq!(
+        monitor.diagnose(&thresholds()),
+        [Verdict::NoWake {
+            task: lost.id(),
+            waiting: Duration::from_secs(2),
+            polls: 1,
+        }],
+        "the sleeper {} has a known wake path",
+        sleeper.id().get()
+    );
+    assert_eq!(monitor.timers().armed, 1);
+}
+
+#[test]
+fn a_timer_left_unfired_past_its_deadline_is_ready_but_delayed() {
+    let clock = ManualClock::new();
+    let executor = timed_executor(&clock);
+    let monitor = executor.monitor();
+    let sleeper = executor
+        .try_spawn(dinah::time::sleep(Duration::from_millis(5)))
+        .unwrap();
+    executor.tick(usize::MAX);
+    // Nobody runs the executor: the timer is due at 5 ms and does not fire.
+    clock.advance(15 * MS);
+    assert_eq!(monitor.diagnose(&thresholds()), [], "within ready_delay");
+    clock.advance(MS);
+    assert_eq!(
+        monitor.diagnose(&thresholds()),
+        [Verdict::ReadyButDelayed {
+            task: sleeper.id(),
+            ready_for: 11 * MS,
+            ready_tasks: 1,
+        }]
+    );
+}
+
+#[test]
+fn a_timer_late_behind_a_blocked_poll_is_worker_blocked() {
+    let clock = ManualClock::new();
+    let entered = Arc::new(Barrier::new(2));
+    let release = Arc::new(Barrier::new(2));
+    let (sender, receiver) = mpsc::channel();
+    let runner = {
+        let (clock, entered, release) = (clock.clone(), entered.clone(), release.clone());
+        thread::spawn(move || {
+            let executor = timed_executor(&clock);
+            drop(
+                executor
+                    .try_spawn(dinah::time::sleep(Duration::from_millis(5)))
+                    .unwrap(),
+            );
+            executor.tick(usize::MAX);
+            let stuck = executor
+                .try_spawn(async move {
+                    entered.wait();
+                    release.wait(); // a blocking call inside a poll
+                })
+                .unwrap();
+            sender.send((executor.monitor(), stuck.id())).unwrap();
+            executor.tick(usize::MAX);
+        })
+    };
+    let (monitor, stuck) = receiver.recv().unwrap();
+    entered.wait();
+    clock.advance(101 * MS);
+    assert_eq!(
+        monitor.diagnose(&thresholds()),
+        [Verdict::WorkerBlocked {
+            task: stuck,
+            worker: None,
+            running_for: 101 * MS,
+            ready_behind: 1,
+        }],
+        "the overdue sleeper waits behind the blocked poll"
+    );
+    release.wait();
+    runner.join().unwrap();
 }

@@ -325,6 +325,7 @@ fn submissions_wait_in_the_ingress_while_the_cap_is_reached() {
     let executor = LocalExecutor::with_config(ExecutorConfig {
         max_tasks: Some(1),
         ingress_capacity: 4,
+        ..ExecutorConfig::default()
     })
     .unwrap();
     let blocker = executor.try_spawn(forever()).unwrap();
@@ -365,6 +366,7 @@ fn shutdown_drops_everything_once_on_the_executor_thread_and_reports_it() {
     let executor = LocalExecutor::with_config(ExecutorConfig {
         max_tasks: Some(2),
         ingress_capacity: 8,
+        ..ExecutorConfig::default()
     })
     .unwrap();
     let mut probes = Vec::new();

@@ -220,6 +220,7 @@ impl Format for TraceEventKind {
             Self::StaleWake => "StaleWake",
             Self::PollStarted => "PollStarted",
             Self::PollEnded => "PollEnded",
+            Self::TimerWait => "TimerWait",
         };
         write!(f, "{=str}", name);
     }

@@ -64,6 +64,7 @@ pub mod raw;
 pub mod sync;
 pub mod task;
 pub mod telemetry;
+pub mod time;
 
 #[cfg(feature = "defmt")]
 mod defmt;

@@ -37,6 +37,7 @@ pub mod queue;
 pub mod sync;
 pub mod task;
 pub mod telemetry;
+pub mod time;
 mod unwind;
 
 pub use executor::LocalExecutor;

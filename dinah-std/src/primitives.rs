@@ -11,12 +11,18 @@ pub(crate) use loom::sync::{Condvar, Mutex, MutexGuard};
 #[cfg(loom)]
 pub(crate) use loom::thread::{Builder, JoinHandle, Thread, current, park, yield_now};
 
+/// Loom has no timed park; its models have no timers, so a yield stands in.
+#[cfg(loom)]
+pub(crate) fn park_timeout(_: std::time::Duration) {
+    loom::thread::yield_now();
+}
+
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 #[cfg(not(loom))]
 pub(crate) use std::sync::{Condvar, Mutex, MutexGuard};
 #[cfg(not(loom))]
-pub(crate) use std::thread::{Builder, JoinHandle, Thread, current, park, yield_now};
+pub(crate) use std::thread::{Builder, JoinHandle, Thread, current, park, park_timeout, yield_now};
 
 /// Locks `mutex`, ignoring poison.
 ///

@@ -27,6 +27,8 @@
 //! | `cell.rs` | [`TaskCell`], its [`Link`]s, and the one [`transition`](TaskCell) helper every change of the word goes through |
 //! | `wake_stack.rs` | [`WakeStack`]: waking, cancelling, starting, taking |
 //! | `tick.rs` | [`Tick`], [`tick`], [`TickTally`] and [`Step`]: one tick, for both executors |
+//! | `wheel.rs` | [`Wheel`]: the timer wheel both executors' timer stores are built on |
+//! | `timer_book.rs` | [`TimerBook`]: a wheel with its figures, the logic of every timer store |
 //!
 //! # Rules every executor built on it keeps
 //!
@@ -47,11 +49,15 @@
 
 mod cell;
 mod tick;
+mod timer_book;
 mod wake_stack;
+mod wheel;
 mod word;
 
 pub(crate) use cell::const_unless_loom;
 pub use cell::{CancelRefused, Link, Link16, Link32, TaskCell};
 pub use tick::{Step, Tick, TickTally, tick};
+pub use timer_book::TimerBook;
 pub use wake_stack::{Stale, WakeStack};
+pub use wheel::{Armed, TimerEntry, TimerKey, TimerStore, Wheel, WheelIndex};
 pub use word::{GEN_MASK, Life, Word};

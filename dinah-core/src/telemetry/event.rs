@@ -10,7 +10,9 @@ use crate::id::TaskId;
 /// A task's events come in this order: `Submitted` (or `Rejected`, and
 /// nothing more), then `Started` once, then for an async task one or more
 /// `PollStarted`/`PollEnded` pairs with `Woken` or `SelfWoken` between
-/// them, and last `Completed`, `Failed` or `CancellationAcknowledged`.
+/// them (and `TimerWait` right after a `PollEnded` that left the task
+/// waiting on a timer), and last `Completed`, `Failed` or
+/// `CancellationAcknowledged`.
 /// A pool job has no polls: its run is the span from `Started` to its end.
 /// `StaleWake` may come at any time after the end.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -41,6 +43,9 @@ pub enum TraceEventKind {
     PollStarted,
     /// That poll returned (whether or not the task finished).
     PollEnded,
+    /// The poll that just ended left the task waiting on a timer it armed:
+    /// its wait until the next `Woken` is a wait for time, not a lost wake.
+    TimerWait,
 }
 
 /// One recorded event: which task, what happened to it, and when.

@@ -11,14 +11,25 @@ pub struct ExecutorConfig {
     pub max_tasks: Option<usize>,
     /// How many submissions from [`Spawner`](super::Spawner)s may wait to be taken in.
     pub ingress_capacity: usize,
+    /// Whether the executor's timers read a paused (virtual) clock instead
+    /// of the host's: it starts at 0 and moves only when the executor has
+    /// nothing ready, jumping to the next deadline at once, or when
+    /// [`TimerHandle::advance`](crate::time::TimerHandle::advance) moves it
+    /// (tokio's `start_paused`). Tests of timeouts and intervals then take no
+    /// real time and run the same way every time. The jump does not wait
+    /// for other threads: a timeout on work done by a pool elapses at once
+    /// if the executor has nothing else to do, so such tests use the real
+    /// clock.
+    pub start_paused: bool,
 }
 
 impl Default for ExecutorConfig {
-    /// No cap on tasks; room for 1,024 waiting submissions.
+    /// No cap on tasks; room for 1,024 waiting submissions; the real clock.
     fn default() -> Self {
         Self {
             max_tasks: None,
             ingress_capacity: 1024,
+            start_paused: false,
         }
     }
 }

@@ -20,6 +20,7 @@ use crate::primitives::Thread;
 use crate::task::{Join, JoinHandle};
 use crate::telemetry::hook::Hook;
 use crate::telemetry::run_hooks;
+use crate::time::HostTimers;
 
 /// The executor's state that wakers and spawners on other threads reach.
 pub(super) struct Hub {
@@ -33,6 +34,8 @@ pub(super) struct Hub {
     next_task: std::sync::atomic::AtomicU64,
     /// The executor's telemetry, if it keeps any.
     pub(super) probe: Hook<Box<ExecProbe>>,
+    /// The executor's timers.
+    pub(crate) timers: Arc<HostTimers>,
 }
 
 impl Hub {
@@ -42,6 +45,7 @@ impl Hub {
         capacity: usize,
         items: VecDeque<Box<dyn Submission>>,
         probe: Hook<Box<ExecProbe>>,
+        timers: Arc<HostTimers>,
     ) -> Self {
         Self {
             stack: WakeStack::new(),
@@ -50,6 +54,7 @@ impl Hub {
             ingress: Ingress::new(capacity, items),
             next_task: std::sync::atomic::AtomicU64::new(1),
             probe,
+            timers,
         }
     }
 

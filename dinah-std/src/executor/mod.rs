@@ -139,8 +139,8 @@ use crate::telemetry::TelemetryConfig;
 ///
 /// # What it does not do
 ///
-/// No preemption (a poll that never returns stalls it), no timers, no I/O,
-/// no work stealing: a task runs on this thread or not at all. It is
+/// No preemption (a poll that never returns stalls it), no I/O, no work
+/// stealing: a task runs on this thread or not at all. It is
 /// `!Send`; hand work in from other threads through a [`Spawner`].
 ///
 /// # Dropping it
@@ -251,6 +251,7 @@ impl<'a, M: Measure> LocalExecutor<'a, M> {
     /// [`block_on`](Self::block_on)).
     pub fn tick(&self, budget: usize) -> TickReport {
         let _entered = self.inner.enter("tick");
+        crate::time::enter(&self.inner.hub.timers);
         let here = RunningHere::enter(self.inner.hub.address(), &self.inner.local);
         self.inner.tick(budget, &here)
     }
@@ -294,6 +295,15 @@ impl<'a, M: Measure> LocalExecutor<'a, M> {
         self.inner.shutdown()
     }
 
+    /// A handle to this executor's timers: makes sleeps, timeouts and
+    /// intervals anywhere (the free functions of [`time`](crate::time) use
+    /// the timers of the executor running on their thread), moves a paused
+    /// clock, reads the timers' figures.
+    #[must_use]
+    pub fn timer(&self) -> crate::time::TimerHandle {
+        crate::time::TimerHandle::new(Arc::clone(&self.inner.hub.timers))
+    }
+
     /// Tasks spawned (or taken in) and not finished.
     #[must_use]
     pub fn live_tasks(&self) -> usize {
@@ -316,6 +326,7 @@ impl Default for LocalExecutor<'_> {
 
 impl<M: Measure> Drop for LocalExecutor<'_, M> {
     fn drop(&mut self) {
+        crate::time::leave(&self.inner.hub.timers);
         if !self.inner.running.get() && !self.inner.closed.get() {
             self.inner.shutdown();
         }

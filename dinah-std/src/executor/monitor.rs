@@ -51,6 +51,13 @@ impl ExecutorMonitor {
         tasks
     }
 
+    /// The figures of the executor's timers: armed, fired, cancelled,
+    /// refused, late, and the lag histogram.
+    #[must_use]
+    pub fn timers(&self) -> dinah_core::time::TimerFigures {
+        self.hub.timers.figures()
+    }
+
     /// One [`Verdict`] for each thing not progressing, judged against
     /// `thresholds`; empty when every task progresses:
     ///

@@ -28,6 +28,9 @@ pub(crate) struct TaskProbe {
     ready: Stamp,
     /// Since when it has been pending after a poll with no wake, if it is.
     waiting: Stamp,
+    /// While it waits: when the timer its last poll armed is due, if that
+    /// poll armed one (then a wait up to then is no lost wake).
+    timer_due: Stamp,
     /// When it was submitted, for its first-poll delay.
     spawned: Stamp,
     /// How long its first poll waited after its submission.
@@ -48,6 +51,7 @@ impl TaskProbe {
             live: AtomicBool::new(false),
             ready: Stamp::new(),
             waiting: Stamp::new(),
+            timer_due: Stamp::new(),
             spawned: Stamp::new(),
             first_poll_delay: Stamp::new(),
             polls: AtomicU64::new(0),
@@ -240,6 +244,8 @@ impl ExecProbe {
         let now = self.probe.now();
         let ready = slot.ready.take();
         slot.waiting.clear();
+        slot.timer_due.clear();
+        crate::time::take_armed();
         let task = slot.id();
         let waited = if first {
             Waited::FirstPoll(now.saturating_sub(slot.spawned.get().unwrap_or(now)))
@@ -321,7 +327,16 @@ impl ExecProbe {
                 self.clear(slot);
             }
             None if queued => slot.ready.set_if_unset(now),
-            None => slot.waiting.set(now),
+            None => {
+                slot.waiting.set(now);
+                if let Some(due_in) = crate::time::take_armed() {
+                    slot.timer_due
+                        .set(now.saturating_add(due_in.saturating_mul(1_000)));
+                    if let Some(task) = task {
+                        self.probe.emit(task, TraceEventKind::TimerWait, now);
+                    }
+                }
+            }
         }
     }
 
@@ -367,6 +382,7 @@ impl ExecProbe {
     fn clear(&self, slot: &TaskProbe) {
         slot.ready.clear();
         slot.waiting.clear();
+        slot.timer_due.clear();
         slot.live.store(false, Ordering::Relaxed);
     }
 
@@ -444,6 +460,14 @@ impl ExecProbe {
             if let Some(at) = slot.ready.get() {
                 if over(at, thresholds.ready_delay) {
                     ready.push((at, task));
+                }
+            } else if let Some(due) = slot.timer_due.get() {
+                // Waiting on a timer: a known wake path, not a lost wake.
+                // Past its deadline by more than `ready_delay`, the timer
+                // should have fired and the task run: it is as good as
+                // ready, and the executor is not getting to it.
+                if over(due, thresholds.ready_delay) {
+                    ready.push((due, task));
                 }
             } else if let Some(at) = slot.waiting.get()
                 && over(at, thresholds.no_wake)

@@ -25,12 +25,14 @@ use super::hub::Hub;
 use super::probe::{ExecProbe, TaskProbe};
 use super::report::ShutdownReport;
 use super::resolver::{AbortNote, BoxedTask, wrap};
-use crate::primitives::{current, park};
+use crate::primitives::{current, park, park_timeout};
 use crate::queue::CapacityError;
 use crate::task::{CancelTarget, Join, JoinError, JoinHandle};
 use crate::telemetry::hook::Hook;
 use crate::telemetry::{TelemetryConfig, resume_hook_panic, run_hooks};
+use crate::time::HostTimers;
 use crate::unwind::panic_text;
+use std::time::Duration;
 
 /// The cell index of the future `block_on` drives; task indices stay below.
 const MAIN: u32 = u32::MAX - 1;
@@ -148,7 +150,15 @@ impl<'a, M: Measure> Inner<'a, M> {
         }
         let (_, items) = crate::queue::reserve(config.ingress_capacity)?;
         let probe = Hook::new(telemetry.map(|telemetry| Box::new(ExecProbe::new(telemetry))));
-        let hub = Arc::new(Hub::new(current(), config.ingress_capacity, items, probe));
+        let timers = Arc::new(HostTimers::new(config.start_paused));
+        crate::time::enter(&timers);
+        let hub = Arc::new(Hub::new(
+            current(),
+            config.ingress_capacity,
+            items,
+            probe,
+            timers,
+        ));
         let main = Header::new(MAIN, &hub, false);
         Ok(Self {
             main_waker: Waker::from(Arc::clone(&main)),
@@ -329,6 +339,9 @@ impl<'a, M: Measure> Inner<'a, M> {
     /// storage ([`Ticking`]).
     pub(super) fn tick(&self, budget: usize, here: &RunningHere<'_>) -> TickReport {
         self.admit();
+        // Timers due by now wake their tasks before the wake stack is read,
+        // so they are polled in this tick. One atomic load when none is.
+        self.hub.timers.expire_due();
         let report = raw::tick(
             &mut Ticking {
                 inner: self,
@@ -400,6 +413,7 @@ impl<'a, M: Measure> Inner<'a, M> {
 
     pub(super) fn block_on<F: Future>(&self, future: F) -> F::Output {
         let _entered = self.enter("block_on");
+        crate::time::enter(&self.hub.timers);
         let here = RunningHere::enter(self.hub.address(), &self.local);
         let mut future = pin!(future);
         // The future is named by an id of its own, so that a monitor can
@@ -434,7 +448,13 @@ impl<'a, M: Measure> Inner<'a, M> {
                 }
             }
             if !self.tick(usize::MAX, &here).work_remaining {
-                park();
+                // Nothing ready: park until a wake or the next deadline (a
+                // paused clock jumps to it instead).
+                match self.hub.timers.park_limit() {
+                    None => park(),
+                    Some(Duration::ZERO) => {}
+                    Some(limit) => park_timeout(limit),
+                }
             }
         }
     }

@@ -263,6 +263,8 @@ struct TaskTrack {
     polls: u64,
     /// The thread and start of its run, for a pool job (no polls).
     run: Option<(u64, u64)>,
+    /// The start of its wait on a timer, if it waits on one.
+    timer: Option<u64>,
 }
 
 /// Builds the JSON text, one event per line.
@@ -380,7 +382,20 @@ fn export(log: &Log) -> String {
                 *waits += 1;
             }
         };
+        // A wait on a timer ends with the task's next wake (or its end).
+        if matches!(
+            kind,
+            TraceEventKind::Woken
+                | TraceEventKind::SelfWoken
+                | TraceEventKind::Completed
+                | TraceEventKind::Failed
+                | TraceEventKind::CancellationAcknowledged
+        ) && let Some(start) = track.timer.take()
+        {
+            here.complete(&mut json, "timer wait", start, "");
+        }
         match kind {
+            TraceEventKind::TimerWait => track.timer = Some(at),
             TraceEventKind::Submitted => open(track, &mut json, "queued"),
             TraceEventKind::Woken | TraceEventKind::SelfWoken => open(track, &mut json, "ready"),
             TraceEventKind::Started

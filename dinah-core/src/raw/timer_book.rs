@@ -1,0 +1,128 @@
+//! [`TimerBook`]: a [`Wheel`] with its figures: the one logic behind every
+//! dinah timer store (the core's [`Timers`](crate::time::Timers) and the
+//! hosted executor's), which differ only in how they lock and where the
+//! entries live.
+#![forbid(unsafe_code)]
+
+use core::task::{Poll, Waker};
+
+use super::wheel::{Armed, TimerKey, TimerStore, Wheel, WheelIndex};
+use crate::time::TimerFigures;
+
+/// A [`Wheel`] and the [`TimerFigures`] of the timers it serves.
+///
+/// It does not lock and does not read a clock: its owner does both and
+/// passes the time in. Lag is recorded in microseconds, from ticks of a
+/// clock of `ticks_per_second` the owner names on each call.
+#[derive(Debug)]
+pub struct TimerBook<S, I: WheelIndex> {
+    wheel: Wheel<S, I>,
+    figures: TimerFigures,
+}
+
+impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
+    /// A book over `store`, with no late threshold (nothing counts as late).
+    pub const fn new(store: S) -> Self {
+        Self {
+            wheel: Wheel::new(store),
+            figures: TimerFigures::new(),
+        }
+    }
+
+    /// The wheel, to read.
+    #[must_use]
+    pub fn wheel(&self) -> &Wheel<S, I> {
+        &self.wheel
+    }
+
+    /// The figures so far, with the number armed now.
+    #[must_use]
+    pub fn figures(&self) -> TimerFigures {
+        let mut figures = self.figures.clone();
+        figures.armed = self.wheel.armed() as u64;
+        figures
+    }
+
+    /// Counts a fire as late when its lag exceeds `micros`.
+    pub fn set_late_after(&mut self, micros: u64) {
+        self.figures.late_after_micros = micros;
+    }
+
+    /// Reserves an entry; a full store is counted as a refusal.
+    pub fn reserve(&mut self) -> Option<TimerKey> {
+        let key = self.wheel.reserve();
+        if key.is_none() {
+            self.figures.refused = self.figures.refused.saturating_add(1);
+        }
+        key
+    }
+
+    /// One poll of the timer `key` for `deadline` at time `now`: `Ready`
+    /// (and its lag recorded) once `now` or the wheel's time reached the
+    /// deadline, or once it fired; otherwise armed to wake `waker`. A stale
+    /// key is `Ready`, so that a misused future ends rather than hangs.
+    pub fn poll(
+        &mut self,
+        key: TimerKey,
+        deadline: u64,
+        now: u64,
+        ticks_per_second: u64,
+        waker: &Waker,
+    ) -> Poll<()> {
+        if deadline <= now {
+            if self.wheel.settle(key) == Some(true) {
+                self.count_fired(1);
+            }
+        } else {
+            match self.wheel.arm(key, deadline, waker) {
+                Armed::Waiting => return Poll::Pending,
+                Armed::Due => self.count_fired(1),
+                Armed::Fired | Armed::Stale => {}
+            }
+        }
+        self.record_lag(now.saturating_sub(deadline), ticks_per_second);
+        Poll::Ready(())
+    }
+
+    /// Gives `key`'s entry back (an armed timer counts as cancelled);
+    /// returns the waker it held, to drop outside any lock.
+    pub fn release(&mut self, key: TimerKey) -> Option<Waker> {
+        let (was_armed, waker) = self.wheel.release(key);
+        if was_armed {
+            self.figures.cancelled = self.figures.cancelled.saturating_add(1);
+        }
+        waker
+    }
+
+    /// Fires every timer due at `now`; returns how many fired. Their wakers
+    /// wait for [`take_fired`](Self::take_fired).
+    pub fn expire(&mut self, now: u64) -> usize {
+        let fired = self.wheel.expire(now);
+        self.count_fired(fired as u64);
+        fired
+    }
+
+    /// The waker of the oldest fired timer not yet woken.
+    pub fn take_fired(&mut self) -> Option<Waker> {
+        self.wheel.take_fired()
+    }
+
+    /// When [`expire`](Self::expire) next has work (see
+    /// [`Wheel::next_expiry`]).
+    #[must_use]
+    pub fn next_expiry(&self) -> Option<u64> {
+        self.wheel.next_expiry()
+    }
+
+    fn count_fired(&mut self, fired: u64) {
+        self.figures.fired = self.figures.fired.saturating_add(fired);
+    }
+
+    fn record_lag(&mut self, ticks: u64, ticks_per_second: u64) {
+        let micros = ticks.saturating_mul(1_000_000) / ticks_per_second.max(1);
+        self.figures.lag_micros.record(micros);
+        if micros > self.figures.late_after_micros {
+            self.figures.late = self.figures.late.saturating_add(1);
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! [`Interval`]: ticks at a fixed period, with a rule for missed ticks.
+#![forbid(unsafe_code)]
+
+use core::fmt;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+use core::time::Duration;
+
+use super::{Sleep, TimerDriver, ZeroPeriod, ticks_in};
+
+/// What an [`Interval`] does when it fell behind: when a tick completes so
+/// late that the next one is already due.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum MissedTicks {
+    /// Every missed tick is delivered, one after another without waiting,
+    /// until the interval is back on its schedule (the default; tokio's
+    /// `Burst`).
+    #[default]
+    Burst,
+    /// The schedule moves: the next tick is due one period after the late
+    /// one completed.
+    Delay,
+    /// Missed ticks are dropped: the next tick is the first one of the
+    /// original schedule that is still in the future.
+    Skip,
+}
+
+/// Ticks every `period`, from a start; made by [`TimerDriver::interval`].
+///
+/// [`tick`](Self::tick) completes at each due time and returns it (in
+/// ticks of the driver's clock). A tick completed at most one period late
+/// leaves the schedule as it was; one completed later than that follows
+/// the interval's [`MissedTicks`] rule.
+///
+/// Not promised: how late each tick completes (see the [module
+/// docs](super) on lag). The interval keeps one timer entry from its first
+/// tick to its drop.
+pub struct Interval<D: TimerDriver> {
+    sleep: Sleep<D>,
+    period: u64,
+    missed: MissedTicks,
+}
+
+impl<D: TimerDriver> Interval<D> {
+    pub(super) fn new(
+        driver: D,
+        start: u64,
+        period: Duration,
+        missed: MissedTicks,
+    ) -> Result<Self, ZeroPeriod> {
+        let period = ticks_in(period, driver.ticks_per_second());
+        if period == 0 {
+            return Err(ZeroPeriod);
+        }
+        Ok(Self {
+            sleep: Sleep::new(driver, start, None),
+            period,
+            missed,
+        })
+    }
+
+    /// The period, in ticks.
+    #[must_use]
+    pub fn period(&self) -> u64 {
+        self.period
+    }
+
+    /// The rule for missed ticks.
+    #[must_use]
+    pub fn missed_ticks(&self) -> MissedTicks {
+        self.missed
+    }
+
+    /// When the next tick is due, in ticks.
+    #[must_use]
+    pub fn next_due(&self) -> u64 {
+        self.sleep.deadline()
+    }
+
+    /// Completes at the next due time and returns it.
+    pub async fn tick(&mut self) -> u64 {
+        core::future::poll_fn(|cx| self.poll_tick(cx)).await
+    }
+
+    /// [`tick`](Self::tick) as a poll: `Ready` with the due time once it is
+    /// reached, after which the next one is scheduled.
+    pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<u64> {
+        if Pin::new(&mut self.sleep).poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        let due = self.sleep.deadline();
+        let now = self.sleep.driver().now();
+        let next = due.saturating_add(self.period);
+        let next = if now < next {
+            next
+        } else {
+            match self.missed {
+                MissedTicks::Burst => next,
+                MissedTicks::Delay => now.saturating_add(self.period),
+                MissedTicks::Skip => {
+                    let behind = (now - due) / self.period + 1;
+                    due.saturating_add(behind.saturating_mul(self.period))
+                }
+            }
+        };
+        self.sleep.reset(next);
+        Poll::Ready(due)
+    }
+}
+
+impl<D: TimerDriver> fmt::Debug for Interval<D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Interval")
+            .field("next_due", &self.sleep.deadline())
+            .field("period", &self.period)
+            .field("missed", &self.missed)
+            .finish()
+    }
+}

@@ -1,0 +1,125 @@
+//! What only the core's fixed store has (a capacity), and the clock helpers.
+//! The timer contract both drivers keep is `tests/time_contract.rs`.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+use core::time::Duration;
+
+use super::*;
+use crate::executor::{AsyncExecutor, ReadyQueue};
+use crate::telemetry::Clock;
+
+/// A clock in milliseconds that moves only when told to.
+#[derive(Debug, Default)]
+struct VirtualClock(AtomicU64);
+
+impl Clock for VirtualClock {
+    fn now(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+    fn ticks_per_second(&self) -> u64 {
+        1_000
+    }
+}
+
+impl VirtualClock {
+    fn set(&self, at: u64) {
+        self.0.fetch_max(at, Ordering::Relaxed);
+    }
+}
+
+/// An alarm that is virtual time itself: setting it moves the clock to the
+/// alarm's time at once and reports it due, so the loop goes round and
+/// fires the timers instead of sleeping.
+struct JumpingAlarm(&'static VirtualClock);
+
+impl Alarm for JumpingAlarm {
+    fn set(&mut self, at: u64) -> bool {
+        self.0.set(at);
+        false
+    }
+    fn clear(&mut self) {}
+}
+
+/// Leaks a fresh store and its clock, so that each test has its own.
+fn timers<const T: usize>() -> (
+    &'static Timers<T, &'static VirtualClock>,
+    &'static VirtualClock,
+) {
+    let clock: &'static VirtualClock = std::boxed::Box::leak(std::boxed::Box::default());
+    let timers = std::boxed::Box::leak(std::boxed::Box::new(Timers::new(clock)));
+    (timers, clock)
+}
+
+fn queue<const N: usize>() -> &'static ReadyQueue<N> {
+    std::boxed::Box::leak(std::boxed::Box::new(ReadyQueue::new()))
+}
+
+fn never_sleeps() {
+    panic!("virtual time never sleeps: the alarm moves the clock");
+}
+
+#[test]
+fn durations_round_up_to_whole_ticks() {
+    assert_eq!(ticks_in(Duration::from_micros(1), 1_000), 1);
+    assert_eq!(ticks_in(Duration::from_millis(3), 1_000), 3);
+    assert_eq!(ticks_in(Duration::from_nanos(1_000_001), 1_000), 2);
+    assert_eq!(ticks_in(Duration::ZERO, 1_000), 0);
+    assert_eq!(ticks_in(Duration::MAX, 1_000_000_000), u64::MAX);
+}
+
+#[test]
+fn a_full_store_is_typed_for_try_sleep_and_never_loses_a_sleep() {
+    let (timers, clock) = timers::<1>();
+    let queue = queue::<2>();
+    let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(queue).unwrap();
+    let held = timers.try_sleep(Duration::from_millis(100)).unwrap();
+    assert_eq!(
+        timers.try_sleep(Duration::from_millis(1)).err(),
+        Some(TimerFull)
+    );
+    // A plain sleep on the full store still completes, by polling itself.
+    executor.run_until(
+        async {
+            let start = clock.now();
+            let mut sleep = core::pin::pin!(timers.sleep(Duration::from_millis(3)));
+            while sleep
+                .as_mut()
+                .poll(&mut Context::from_waker(core::task::Waker::noop()))
+                .is_pending()
+            {
+                clock.set(clock.now() + 1);
+                crate::task::yield_now().await;
+            }
+            assert!(clock.now() >= start + 3, "never early");
+        },
+        8,
+        Tickless::new(timers, JumpingAlarm(clock), never_sleeps),
+    );
+    assert!(timers.figures().refused >= 3);
+    drop(held);
+    assert!(
+        timers.try_sleep(Duration::from_millis(1)).is_ok(),
+        "the entry came back"
+    );
+}
+
+#[test]
+fn the_wide_counter_crosses_the_wrap() {
+    let wide = WideCounter::new();
+    let mut expected = 0u64;
+    let mut raw = 0u32;
+    // Steps of varied size, crossing 2^32 three times.
+    for step in
+        (0..64).map(|i| 0x1000_0000u32.wrapping_mul(3).wrapping_add(i * 7_919) % 0xF000_0000)
+    {
+        raw = raw.wrapping_add(step);
+        expected += u64::from(step);
+        assert_eq!(wide.extend(raw), expected);
+    }
+    assert!(expected > 3 << 32);
+    assert_eq!(
+        wide.extend(raw),
+        expected,
+        "the same reading again is no wrap"
+    );
+}

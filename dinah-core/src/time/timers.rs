@@ -1,0 +1,190 @@
+//! [`Timers`]: a fixed store of `T` timers behind a critical section, the
+//! firmware's timer driver.
+#![forbid(unsafe_code)]
+
+use core::cell::RefCell;
+use core::fmt;
+use core::task::{Context, Poll, Waker};
+
+use critical_section::Mutex;
+
+use super::{TimerDriver, TimerFigures};
+use crate::raw::{TimerBook, TimerEntry, TimerKey};
+use crate::telemetry::Clock;
+
+/// Wakers taken per critical section when timers fire; they are woken
+/// after it ends.
+const WAKE_BATCH: usize = 8;
+
+type Book<const T: usize> = TimerBook<[TimerEntry<u16>; T], u16>;
+
+/// A store of at most `T` timers in static storage, read against the clock
+/// `C`: no heap, a `const` constructor, safe from interrupt handlers.
+///
+/// `&Timers` is a [`TimerDriver`]: `TIMERS.sleep(duration)`,
+/// `TIMERS.timeout(duration, future)` and `TIMERS.interval(period, rule)`
+/// make the timer futures. Something must fire the timers: the run loop's
+/// [`Tickless`](super::Tickless) idle does, through
+/// [`expire`](Self::expire), and sets the binary's alarm for the next one.
+///
+/// ```
+/// use core::time::Duration;
+/// use dinah::executor::{AsyncExecutor, ReadyQueue};
+/// use dinah::time::{TimerDriver, Timers};
+/// use dinah::telemetry::Clock;
+///
+/// /// A clock that moves a millisecond per read (a test's stand-in for a
+/// /// hardware counter).
+/// #[derive(Default)]
+/// struct Stepping(core::sync::atomic::AtomicU64);
+/// impl Clock for Stepping {
+///     fn now(&self) -> u64 {
+///         self.0.fetch_add(1, core::sync::atomic::Ordering::Relaxed)
+///     }
+///     fn ticks_per_second(&self) -> u64 {
+///         1_000
+///     }
+/// }
+///
+/// static TIMERS: Timers<4, Stepping> = Timers::new(Stepping(core::sync::atomic::AtomicU64::new(0)));
+/// static QUEUE: ReadyQueue<2> = ReadyQueue::new();
+/// let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(&QUEUE).unwrap();
+/// let waited = executor.run_until(
+///     async {
+///         let start = TIMERS.clock().now();
+///         TIMERS.sleep(Duration::from_millis(5)).await;
+///         TIMERS.clock().now() - start
+///     },
+///     8,
+///     || {
+///         TIMERS.expire();
+///     },
+/// );
+/// assert!(waited >= 5);
+/// ```
+///
+/// # Guarantees
+///
+/// Arming and cancelling are O(1); firing is in proportion to the timers
+/// that fire (see [`raw::Wheel`](crate::raw::Wheel)). A full store is
+/// counted and handled as [`Sleep`](super::Sleep) documents; no wake is
+/// lost. Wakers are woken outside the critical section, up to eight at a
+/// time.
+///
+/// # What it does not do
+///
+/// It does not read the clock by itself nor raise an interrupt: time moves
+/// for the timers only when `expire` is called, and a sleep polled at or
+/// after its deadline completes whether or not `expire` saw it.
+pub struct Timers<const T: usize, C: Clock> {
+    clock: C,
+    book: Mutex<RefCell<Book<T>>>,
+}
+
+impl<const T: usize, C: Clock> Timers<T, C> {
+    const FITS: () = assert!(T < u16::MAX as usize, "at most 65,534 timers per store");
+
+    /// An empty store read against `clock`, with no late threshold.
+    #[must_use]
+    pub const fn new(clock: C) -> Self {
+        let () = Self::FITS;
+        Self {
+            clock,
+            book: Mutex::new(RefCell::new(TimerBook::new(
+                [const { TimerEntry::VACANT }; T],
+            ))),
+        }
+    }
+
+    /// The clock deadlines are read against.
+    #[must_use]
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// Reads the clock, fires every timer due by then and wakes their
+    /// tasks; returns how many fired.
+    pub fn expire(&self) -> usize {
+        let now = self.clock.now();
+        let fired = self.with(|book| book.expire(now));
+        loop {
+            let mut batch: [Option<Waker>; WAKE_BATCH] = [const { None }; WAKE_BATCH];
+            let taken = self.with(|book| {
+                let mut taken = 0;
+                for place in &mut batch {
+                    match book.take_fired() {
+                        Some(waker) => {
+                            *place = Some(waker);
+                            taken += 1;
+                        }
+                        None => break,
+                    }
+                }
+                taken
+            });
+            for waker in batch.into_iter().flatten() {
+                waker.wake();
+            }
+            if taken < WAKE_BATCH {
+                return fired;
+            }
+        }
+    }
+
+    /// When [`expire`](Self::expire) next has work, in ticks: never after
+    /// the earliest armed deadline (it may be earlier, when timers move
+    /// between levels of the wheel). `None` when no timer is armed.
+    #[must_use]
+    pub fn next_expiry(&self) -> Option<u64> {
+        self.with(|book| book.next_expiry())
+    }
+
+    /// The store's figures.
+    #[must_use]
+    pub fn figures(&self) -> TimerFigures {
+        self.with(|book| book.figures())
+    }
+
+    /// Counts a completion as late in [`TimerFigures::late`] when its lag
+    /// exceeds `micros`.
+    pub fn set_late_after(&self, micros: u64) {
+        self.with(|book| book.set_late_after(micros));
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut Book<T>) -> R) -> R {
+        critical_section::with(|cs| f(&mut self.book.borrow_ref_mut(cs)))
+    }
+}
+
+impl<const T: usize, C: Clock> TimerDriver for &Timers<T, C> {
+    fn now(&self) -> u64 {
+        self.clock.now()
+    }
+
+    fn ticks_per_second(&self) -> u64 {
+        self.clock.ticks_per_second()
+    }
+
+    fn reserve(&self) -> Option<TimerKey> {
+        self.with(TimerBook::reserve)
+    }
+
+    fn poll_deadline(&self, key: TimerKey, deadline: u64, cx: &mut Context<'_>) -> Poll<()> {
+        let now = self.clock.now();
+        let per_second = self.clock.ticks_per_second();
+        self.with(|book| book.poll(key, deadline, now, per_second, cx.waker()))
+    }
+
+    fn release(&self, key: TimerKey) {
+        let waker = self.with(|book| book.release(key));
+        drop(waker);
+    }
+}
+
+impl<const T: usize, C: Clock> fmt::Debug for Timers<T, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Timers")
+            .field("capacity", &T)
+            .finish_non_exhaustive()
+    }
+}

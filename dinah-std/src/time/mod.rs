@@ -1,0 +1,413 @@
+//! Time on the hosted executor: [`sleep`], [`timeout`], [`interval`] and
+//! their kin, served by the timers of the
+//! [`LocalExecutor`](crate::executor::LocalExecutor) that polls them, and a
+//! clock a test can pause ([`ExecutorConfig::start_paused`](crate::executor::ExecutorConfig::start_paused)).
+//!
+//! Each executor keeps one store of timers (a timer wheel, see
+//! [`dinah_core::raw::Wheel`]) and drives it itself: at the start of each
+//! tick it fires the timers that are due, and when no task is ready it
+//! parks until the next deadline; a wake from another thread cuts that
+//! park short. There is no timer thread. The clock is the host's monotonic
+//! clock, read in microseconds.
+//!
+//! The futures are dinah-core's ([`Sleep`],
+//! [`Interval`]) over a [`TimerHandle`]; the
+//! free functions here find the handle of the executor that runs on this
+//! thread.
+#![forbid(unsafe_code)]
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use dinah_core::raw::{TimerBook, TimerEntry, TimerKey, TimerStore};
+use dinah_core::telemetry::Clock;
+use dinah_core::time::{
+    Elapsed, Interval, MissedTicks, Sleep, TimerDriver, TimerFigures, ZeroPeriod,
+};
+
+use crate::telemetry::{ManualClock, StdClock};
+
+#[cfg(test)]
+mod tests;
+
+/// Wakers taken per lock when timers fire; woken after it is let go.
+const WAKE_BATCH: usize = 32;
+
+/// Lag above which a completion counts as late unless configured: 1 ms.
+const DEFAULT_LATE_AFTER_MICROS: u64 = 1_000;
+
+/// A timer store that grows.
+#[derive(Debug, Default)]
+struct Growing(Vec<TimerEntry<u32>>);
+
+impl TimerStore<u32> for Growing {
+    fn entries(&self) -> &[TimerEntry<u32>] {
+        &self.0
+    }
+    fn entries_mut(&mut self) -> &mut [TimerEntry<u32>] {
+        &mut self.0
+    }
+    fn grow(&mut self) -> bool {
+        self.0.push(TimerEntry::VACANT);
+        true
+    }
+}
+
+/// The clock of an executor's timers.
+#[derive(Clone, Debug)]
+enum TimerClock {
+    Real(StdClock),
+    Paused(ManualClock),
+}
+
+/// One executor's timers: the store, its clock and its next expiry.
+pub(crate) struct HostTimers {
+    book: Mutex<TimerBook<Growing, u32>>,
+    clock: TimerClock,
+    /// When the store next has work (`u64::MAX`: nothing armed), readable
+    /// without the lock. It may be early, never late.
+    next: AtomicU64,
+}
+
+impl HostTimers {
+    pub(crate) fn new(paused: bool) -> Self {
+        let mut book = TimerBook::new(Growing::default());
+        book.set_late_after(DEFAULT_LATE_AFTER_MICROS);
+        Self {
+            book: Mutex::new(book),
+            clock: if paused {
+                TimerClock::Paused(ManualClock::new())
+            } else {
+                TimerClock::Real(StdClock::new())
+            },
+            next: AtomicU64::new(u64::MAX),
+        }
+    }
+
+    fn now(&self) -> u64 {
+        let nanos = match &self.clock {
+            TimerClock::Real(clock) => clock.now(),
+            TimerClock::Paused(clock) => clock.now(),
+        };
+        nanos / 1_000
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut TimerBook<Growing, u32>) -> R) -> R {
+        let mut book = self.book.lock().unwrap_or_else(PoisonError::into_inner);
+        let result = f(&mut book);
+        self.next
+            .store(book.next_expiry().unwrap_or(u64::MAX), Ordering::Relaxed);
+        result
+    }
+
+    /// Fires the timers due now and wakes their tasks; one atomic load
+    /// when none is due.
+    pub(crate) fn expire_due(&self) -> usize {
+        let next = self.next.load(Ordering::Relaxed);
+        if next == u64::MAX {
+            return 0;
+        }
+        let now = self.now();
+        if now < next {
+            return 0;
+        }
+        let fired = self.with(|book| book.expire(now));
+        loop {
+            let mut batch: Vec<Waker> = Vec::new();
+            self.with(|book| {
+                while batch.len() < WAKE_BATCH {
+                    match book.take_fired() {
+                        Some(waker) => batch.push(waker),
+                        None => break,
+                    }
+                }
+            });
+            let full = batch.len() == WAKE_BATCH;
+            for waker in batch {
+                waker.wake();
+            }
+            if !full {
+                return fired;
+            }
+        }
+    }
+
+    /// How long the executor may park when nothing is ready: `None` for
+    /// no limit, `Some(ZERO)` when a timer is due now. A paused clock
+    /// jumps to the next expiry instead, and says `Some(ZERO)`.
+    pub(crate) fn park_limit(&self) -> Option<Duration> {
+        let next = self.next.load(Ordering::Relaxed);
+        if next == u64::MAX {
+            return None;
+        }
+        let now = self.now();
+        let ahead = next.saturating_sub(now);
+        match &self.clock {
+            TimerClock::Paused(clock) => {
+                clock.advance(Duration::from_micros(ahead));
+                Some(Duration::ZERO)
+            }
+            TimerClock::Real(_) => Some(Duration::from_micros(ahead)),
+        }
+    }
+
+    pub(crate) fn figures(&self) -> TimerFigures {
+        self.with(|book| book.figures())
+    }
+}
+
+/// A handle to one executor's timers: a [`TimerDriver`], so it makes
+/// sleeps, timeouts and intervals (the free functions of this module use
+/// the handle of the executor running on this thread). `Send + Sync`,
+/// cheap to clone.
+///
+/// Its clock reads microseconds since the executor was made; it is the
+/// host's monotonic clock, or, for an executor made with
+/// [`start_paused`](crate::executor::ExecutorConfig::start_paused), a
+/// clock that moves only when the executor is idle (to the next deadline)
+/// or when [`advance`](Self::advance) moves it.
+#[derive(Clone)]
+pub struct TimerHandle {
+    timers: Arc<HostTimers>,
+}
+
+impl TimerHandle {
+    pub(crate) fn new(timers: Arc<HostTimers>) -> Self {
+        Self { timers }
+    }
+
+    /// The clock's reading, in microseconds.
+    #[must_use]
+    pub fn now(&self) -> u64 {
+        self.timers.now()
+    }
+
+    /// Whether the clock is paused (virtual).
+    #[must_use]
+    pub fn is_paused(&self) -> bool {
+        matches!(self.timers.clock, TimerClock::Paused(_))
+    }
+
+    /// Moves a paused clock forward by `by`. Timers that come due fire at
+    /// the executor's next tick.
+    ///
+    /// # Errors
+    ///
+    /// [`ClockNotPaused`] when the clock is the real one.
+    pub fn advance(&self, by: Duration) -> Result<(), ClockNotPaused> {
+        match &self.timers.clock {
+            TimerClock::Paused(clock) => {
+                clock.advance(by);
+                Ok(())
+            }
+            TimerClock::Real(_) => Err(ClockNotPaused),
+        }
+    }
+
+    /// The timers' figures: armed, fired, cancelled, refused, late, lag.
+    #[must_use]
+    pub fn figures(&self) -> TimerFigures {
+        self.timers.figures()
+    }
+
+    /// Whether two handles reach the same timers.
+    #[must_use]
+    pub fn same_timers(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.timers, &other.timers)
+    }
+}
+
+impl TimerDriver for TimerHandle {
+    fn now(&self) -> u64 {
+        self.timers.now()
+    }
+
+    fn ticks_per_second(&self) -> u64 {
+        1_000_000
+    }
+
+    fn reserve(&self) -> Option<TimerKey> {
+        self.timers.with(TimerBook::reserve)
+    }
+
+    fn poll_deadline(&self, key: TimerKey, deadline: u64, cx: &mut Context<'_>) -> Poll<()> {
+        let now = self.timers.now();
+        let poll = self
+            .timers
+            .with(|book| book.poll(key, deadline, now, 1_000_000, cx.waker()));
+        if poll.is_pending() {
+            let due_in = deadline.saturating_sub(now);
+            let _ = ARMED.try_with(|armed| armed.set(armed.get().min(due_in)));
+        }
+        poll
+    }
+
+    fn release(&self, key: TimerKey) {
+        let waker = self.timers.with(|book| book.release(key));
+        drop(waker);
+    }
+}
+
+impl fmt::Debug for TimerHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TimerHandle")
+            .field("now", &self.now())
+            .field("paused", &self.is_paused())
+            .finish_non_exhaustive()
+    }
+}
+
+/// [`TimerHandle::advance`] was asked to move the real clock.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct ClockNotPaused;
+
+impl fmt::Display for ClockNotPaused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("only a paused clock can be advanced")
+    }
+}
+
+impl std::error::Error for ClockNotPaused {}
+
+std::thread_local! {
+    /// How far off (µs) the earliest timer armed by the poll running on
+    /// this thread is due, for the executor's telemetry: a task that waits
+    /// on a timer has a known wake path. `u64::MAX`: none.
+    static ARMED: Cell<u64> = const { Cell::new(u64::MAX) };
+
+    /// The timers of the executor made or entered last on this thread,
+    /// until it is dropped.
+    static CURRENT: RefCell<Option<TimerHandle>> = const { RefCell::new(None) };
+}
+
+/// Takes (and clears) how far off the earliest timer armed on this thread
+/// since the last take is due, in µs.
+pub(crate) fn take_armed() -> Option<u64> {
+    ARMED
+        .try_with(|armed| armed.replace(u64::MAX))
+        .ok()
+        .filter(|&due_in| due_in != u64::MAX)
+}
+
+/// Makes `timers` this thread's current timers (cheap when they are
+/// already).
+pub(crate) fn enter(timers: &Arc<HostTimers>) {
+    let _ = CURRENT.try_with(|current| {
+        let mut current = current.borrow_mut();
+        if !current
+            .as_ref()
+            .is_some_and(|handle| Arc::ptr_eq(&handle.timers, timers))
+        {
+            *current = Some(TimerHandle::new(Arc::clone(timers)));
+        }
+    });
+}
+
+/// Forgets `timers` as this thread's current timers, if they are.
+pub(crate) fn leave(timers: &Arc<HostTimers>) {
+    let _ = CURRENT.try_with(|current| {
+        let mut current = current.borrow_mut();
+        if current
+            .as_ref()
+            .is_some_and(|handle| Arc::ptr_eq(&handle.timers, timers))
+        {
+            *current = None;
+        }
+    });
+}
+
+/// The timers of the executor made, or entered (by `block_on` or `tick`),
+/// last on this thread, or `None` when there is none or it was dropped.
+/// So `executor.block_on(time::sleep(d))` uses `executor`'s timers, and a
+/// task always uses those of the executor that polls it.
+#[must_use]
+pub fn try_current() -> Option<TimerHandle> {
+    CURRENT
+        .try_with(|current| current.borrow().clone())
+        .ok()
+        .flatten()
+}
+
+/// [`try_current`], for the free functions.
+///
+/// # Panics
+///
+/// When no live executor was made or entered on this thread.
+#[must_use]
+pub fn current() -> TimerHandle {
+    try_current().unwrap_or_else(|| {
+        panic!(
+            "dinah: no LocalExecutor was made or entered on this thread, so there are no timers to \
+             wait on; call time functions from its tasks, or use a TimerHandle"
+        )
+    })
+}
+
+/// The current executor's clock, in microseconds.
+///
+/// # Panics
+///
+/// As [`current`].
+#[must_use]
+pub fn now() -> u64 {
+    current().now()
+}
+
+/// A future that completes once `duration` has passed (see
+/// [`Sleep`]), on the timers of the executor
+/// running on this thread.
+///
+/// # Panics
+///
+/// As [`current`]: outside a task or `block_on` of a live executor.
+#[must_use]
+pub fn sleep(duration: Duration) -> Sleep<TimerHandle> {
+    current().sleep(duration)
+}
+
+/// A future that completes once the current executor's clock reads
+/// `deadline` microseconds.
+///
+/// # Panics
+///
+/// As [`current`].
+#[must_use]
+pub fn sleep_until(deadline: u64) -> Sleep<TimerHandle> {
+    current().sleep_until(deadline)
+}
+
+/// Runs `future` for at most `duration`: its output, or [`Elapsed`] (and
+/// `future` dropped) when the time ran out first. Works for any future,
+/// including a pool's [`JoinHandle`](crate::task::JoinHandle).
+///
+/// # Panics
+///
+/// As [`current`].
+pub fn timeout<F: Future>(
+    duration: Duration,
+    future: F,
+) -> impl Future<Output = Result<F::Output, Elapsed>> {
+    current().timeout(duration, future)
+}
+
+/// An interval on the current executor's timers: first tick now, then one
+/// every `period`, with `missed` as its rule for ticks it fell behind on.
+///
+/// # Errors
+///
+/// [`ZeroPeriod`] when `period` is under a microsecond.
+///
+/// # Panics
+///
+/// As [`current`].
+pub fn interval(
+    period: Duration,
+    missed: MissedTicks,
+) -> Result<Interval<TimerHandle>, ZeroPeriod> {
+    current().interval(period, missed)
+}

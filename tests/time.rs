@@ -1,0 +1,190 @@
+//! Time on the hosted executor beyond the shared contract: parking until a
+//! deadline, wakes from other threads that cut the park short, pool handles
+//! under a timeout, many timers on virtual time, and the free functions'
+//! rule about which executor's timers they use.
+
+use std::sync::{Arc, Barrier};
+use std::task::{Context, Poll, Waker};
+use std::thread;
+use std::time::Duration;
+
+use dinah::executor::ExecutorConfig;
+use dinah::time::{self, Elapsed, MissedTicks, TimerDriver};
+use dinah::{CoreConfig, LocalExecutor, WorkerPool};
+
+fn paused() -> LocalExecutor<'static> {
+    LocalExecutor::with_config(ExecutorConfig {
+        start_paused: true,
+        ..ExecutorConfig::default()
+    })
+    .unwrap()
+}
+
+#[test]
+fn a_real_sleep_never_completes_early() {
+    let executor = LocalExecutor::new();
+    let (start, end) = executor.block_on(async {
+        let start = time::now();
+        time::sleep(Duration::from_millis(3)).await;
+        (start, time::now())
+    });
+    assert!(end - start >= 3_000, "{start} → {end}");
+    let figures = executor.timer().figures();
+    assert_eq!((figures.fired, figures.armed), (1, 0));
+}
+
+#[test]
+fn a_wake_from_another_thread_cuts_a_timed_park_short() {
+    // The executor parks until a deadline an hour away; a wake from another
+    // thread must end the park, so `block_on` returns while the long sleep
+    // is still far from done.
+    let executor = LocalExecutor::new();
+    let long = executor
+        .try_spawn(async { time::sleep(Duration::from_secs(3_600)).await })
+        .unwrap();
+    let barrier = Arc::new(Barrier::new(2));
+    let mut sent = false;
+    let waker_thread = {
+        let barrier = Arc::clone(&barrier);
+        let (tx, rx) = std::sync::mpsc::channel::<Waker>();
+        let thread = thread::spawn(move || {
+            let waker = rx.recv().unwrap();
+            barrier.wait(); // the executor is about to park
+            waker.wake();
+        });
+        (thread, tx)
+    };
+    executor.block_on(std::future::poll_fn(|cx: &mut Context<'_>| {
+        if sent {
+            return Poll::Ready(());
+        }
+        sent = true;
+        waker_thread.1.send(cx.waker().clone()).unwrap();
+        barrier.wait();
+        Poll::Pending
+    }));
+    waker_thread.0.join().unwrap();
+    assert!(!long.is_finished(), "the hour has not passed");
+    assert_eq!(executor.timer().figures().armed, 1);
+    assert_eq!(executor.shutdown().cancelled_tasks, 1);
+}
+
+#[test]
+fn a_pool_handle_can_be_awaited_under_a_timeout() {
+    let pool = WorkerPool::new(CoreConfig::new(1).unwrap(), 4).unwrap();
+    let executor = LocalExecutor::new();
+    let quick = pool.try_spawn(|| 6 * 7).unwrap_or_else(|_| unreachable!());
+    assert_eq!(
+        executor.block_on(time::timeout(Duration::from_secs(3_600), quick)),
+        Ok(Ok(42))
+    );
+    // A job held on a barrier cannot finish before the timeout.
+    let gate = Arc::new(Barrier::new(2));
+    let held = {
+        let gate = Arc::clone(&gate);
+        pool.try_spawn(move || {
+            gate.wait();
+            1
+        })
+        .unwrap_or_else(|_| unreachable!())
+    };
+    assert_eq!(
+        executor.block_on(time::timeout(Duration::from_millis(5), held)),
+        Err(Elapsed)
+    );
+    gate.wait();
+    let _ = pool.shutdown(dinah::pool::ShutdownPolicy::Drain);
+}
+
+#[test]
+fn ten_thousand_sleeps_on_virtual_time_fire_in_deadline_order() {
+    let executor = paused();
+    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    // Deadlines spread from 1 ms to 100 ms, spawned in a scrambled order.
+    for i in 0..10_000u64 {
+        let ms = 1 + (i * 7_919) % 100;
+        let order = Arc::clone(&order);
+        drop(
+            executor
+                .try_spawn(async move {
+                    time::sleep(Duration::from_millis(ms)).await;
+                    order.lock().unwrap().push((time::now(), ms));
+                })
+                .unwrap(),
+        );
+    }
+    executor.block_on(time::sleep(Duration::from_millis(101)));
+    let order = order.lock().unwrap();
+    assert_eq!(order.len(), 10_000);
+    assert!(order.windows(2).all(|w| w[0].1 <= w[1].1), "deadline order");
+    assert!(
+        order.iter().all(|&(now, ms)| now == ms * 1_000),
+        "each at its deadline"
+    );
+    let figures = executor.timer().figures();
+    assert_eq!((figures.fired, figures.armed, figures.late), (10_001, 0, 0));
+}
+
+#[test]
+fn a_paused_clock_moves_only_when_idle_or_advanced() {
+    let executor = paused();
+    let timer = executor.timer();
+    assert!(timer.is_paused());
+    assert_eq!(timer.now(), 0);
+    timer.advance(Duration::from_millis(2)).unwrap();
+    assert_eq!(timer.now(), 2_000);
+    // Busy work does not move it.
+    executor.block_on(async {
+        for _ in 0..100 {
+            dinah::yield_now().await;
+        }
+    });
+    assert_eq!(timer.now(), 2_000);
+    let mut interval = timer
+        .clone()
+        .interval(Duration::from_millis(10), MissedTicks::Skip)
+        .unwrap();
+    let ticks = executor.block_on(async {
+        let mut ticks = Vec::new();
+        for _ in 0..3 {
+            ticks.push(interval.tick().await);
+        }
+        ticks
+    });
+    assert_eq!(ticks, [2_000, 12_000, 22_000]);
+    assert_eq!(
+        LocalExecutor::new()
+            .timer()
+            .advance(Duration::from_millis(1)),
+        Err(time::ClockNotPaused)
+    );
+}
+
+#[test]
+fn the_free_functions_use_the_executor_entered_on_this_thread() {
+    assert!(time::try_current().is_none(), "no executor yet");
+    let first = paused();
+    let second = paused();
+    first.block_on(async {
+        assert!(time::current().same_timers(&first.timer()));
+    });
+    second.block_on(async {
+        assert!(time::current().same_timers(&second.timer()));
+    });
+    drop(second);
+    assert!(
+        time::try_current().is_none(),
+        "the dropped executor's timers are forgotten"
+    );
+    let panicked = std::panic::catch_unwind(|| time::sleep(Duration::from_millis(1)));
+    let message = panicked.unwrap_err();
+    let message = message
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| message.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("");
+    assert!(
+        message.contains("no LocalExecutor was made or entered on this thread"),
+        "{message}"
+    );
+}

@@ -98,10 +98,12 @@ fn a_pool_handle_can_be_awaited_under_a_timeout() {
 
 #[test]
 fn ten_thousand_sleeps_on_virtual_time_fire_in_deadline_order() {
+    // Interpreted by Miri, fewer: the same wheel levels are reached.
+    let count: u64 = if cfg!(miri) { 300 } else { 10_000 };
     let executor = paused();
     let order = Arc::new(std::sync::Mutex::new(Vec::new()));
     // Deadlines spread from 1 ms to 100 ms, spawned in a scrambled order.
-    for i in 0..10_000u64 {
+    for i in 0..count {
         let ms = 1 + (i * 7_919) % 100;
         let order = Arc::clone(&order);
         drop(
@@ -115,14 +117,14 @@ fn ten_thousand_sleeps_on_virtual_time_fire_in_deadline_order() {
     }
     executor.block_on(time::sleep(Duration::from_millis(101)));
     let order = order.lock().unwrap();
-    assert_eq!(order.len(), 10_000);
+    assert_eq!(order.len() as u64, count);
     assert!(order.windows(2).all(|w| w[0].1 <= w[1].1), "deadline order");
     assert!(
         order.iter().all(|&(now, ms)| now == ms * 1_000),
         "each at its deadline"
     );
     let figures = executor.timer().figures();
-    assert_eq!((figures.fired, figures.armed, figures.late), (10_001, 0, 0));
+    assert_eq!((figures.fired, figures.armed, figures.late), (count + 1, 0, 0));
 }
 
 #[test]

@@ -571,6 +571,9 @@ mod tests {
     }
 
     proptest! {
+        // Interpreted by Miri, a few cases cover every path.
+        #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
+
         /// Against a model that keeps deadlines in a sorted map: after every
         /// advance, exactly the timers due by then have fired, none early,
         /// and the next expiry is never after the earliest armed deadline.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs the QEMU firmware (the queue-and-scheduler example and the async
-# executor example) and the on-target tests on thumbv7m (lm3s6965evb) and
+# Runs the QEMU firmware (the queue-and-scheduler example, the async
+# executor example, the watchdog and the timers example) and the on-target tests on thumbv7m (lm3s6965evb) and
 # thumbv6m (microbit), decodes their defmt logs and compares them line by
 # line with ci/expected/. Any difference, non-zero exit or hang fails.
 #
@@ -100,6 +100,12 @@ for target in "${targets[@]}"; do
         --bin dinah-qemu-watchdog --message-format=json-render-diagnostics \
         | built_executable dinah-qemu-watchdog)
     run_and_compare "$elf" "qemu-watchdog-$short"
+
+    step "timers firmware on $target (tickless SysTick; under -icount, so every run logs the same lines)"
+    elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \
+        --bin dinah-qemu-timers --message-format=json-render-diagnostics \
+        | built_executable dinah-qemu-timers)
+    QEMU_ICOUNT=1 run_and_compare "$elf" "qemu-timers-$short"
 
     step "on-target tests on $target"
     elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" test --no-run --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \

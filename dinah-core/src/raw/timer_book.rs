@@ -45,7 +45,7 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
 
     /// Counts a fire as late when its lag exceeds `micros`.
     pub fn set_late_after(&mut self, micros: u64) {
-        self.figures.late_after_micros = micros;
+        self.figures.late_after_micros = Some(micros);
     }
 
     /// Reserves an entry; a full store is counted as a refusal.
@@ -121,7 +121,11 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
     fn record_lag(&mut self, ticks: u64, ticks_per_second: u64) {
         let micros = ticks.saturating_mul(1_000_000) / ticks_per_second.max(1);
         self.figures.lag_micros.record(micros);
-        if micros > self.figures.late_after_micros {
+        if self
+            .figures
+            .late_after_micros
+            .is_some_and(|limit| micros > limit)
+        {
             self.figures.late = self.figures.late.saturating_add(1);
         }
     }

@@ -31,18 +31,22 @@ const LEVELS: usize = 6;
 const SLOTS: usize = 64;
 /// Bits of a deadline each level resolves.
 const SLOT_BITS: usize = 6;
-/// The `level` of an entry on the overflow list.
-const OVERFLOW: u8 = LEVELS as u8;
-/// The `level` of an entry on the fired list.
-const FIRED_LIST: u8 = LEVELS as u8 + 1;
-/// The `level` of an entry on no list.
-const NO_LIST: u8 = u8::MAX;
+/// The list an entry is on, in its `list` field: 0 for none, `1 + level`
+/// for a level's slot, then the overflow and fired lists. (Zero for none,
+/// so that a vacant store is all zero bytes: a `static` store then takes
+/// no flash for its initial value.)
+const NO_LIST: u8 = 0;
+/// The overflow list (also the `level` [`Wheel::next_slot`] names it by).
+const OVERFLOW: u8 = LEVELS as u8 + 1;
+/// The fired list.
+const FIRED_LIST: u8 = LEVELS as u8 + 2;
 /// Ticks one full turn of the top level spans.
 const SPAN: u64 = 1 << (LEVELS * SLOT_BITS);
 
 /// The index type that links a wheel's entries: `u16` for small fixed
 /// stores (the wheel's 384 list heads then take 768 bytes), `u32` for
-/// large ones. Sealed.
+/// large ones. An index is stored plus one, so that zero means none and a
+/// vacant wheel is all zero bytes. Sealed.
 pub trait WheelIndex: Copy + Eq + sealed::Sealed + core::fmt::Debug {
     /// No entry.
     #[doc(hidden)]
@@ -65,16 +69,16 @@ mod sealed {
 macro_rules! wheel_index {
     ($t:ty) => {
         impl WheelIndex for $t {
-            const NONE: Self = <$t>::MAX;
+            const NONE: Self = 0;
             const LIMIT: usize = <$t>::MAX as usize;
             #[inline]
             fn get(self) -> Option<usize> {
-                (self != Self::NONE).then_some(self as usize)
+                (self as usize).checked_sub(1)
             }
             #[inline]
             fn of(index: usize) -> Self {
                 // Callers stay below `LIMIT`.
-                index as $t
+                (index + 1) as $t
             }
         }
     };
@@ -127,7 +131,8 @@ pub struct TimerEntry<I: WheelIndex> {
     next: I,
     generation: u32,
     state: State,
-    level: u8,
+    /// The list it is on (see `NO_LIST`).
+    list: u8,
     slot: u8,
 }
 
@@ -140,7 +145,7 @@ impl<I: WheelIndex> TimerEntry<I> {
         next: I::NONE,
         generation: 0,
         state: State::Vacant,
-        level: NO_LIST,
+        list: NO_LIST,
         slot: 0,
     };
 }
@@ -367,14 +372,13 @@ impl<S: TimerStore<I>, I: WheelIndex> Wheel<S, I> {
             let mut cursor = if level == usize::from(OVERFLOW) {
                 core::mem::replace(&mut self.overflow, I::NONE)
             } else {
-                let head = core::mem::replace(&mut self.heads[level][slot], I::NONE);
-                self.occupied[level] &= !(1 << slot);
-                head
+                *self.occupied_mut(level) &= !(1 << slot);
+                core::mem::replace(self.head_mut(level, slot), I::NONE)
             };
             while let Some(index) = cursor.get() {
                 let entry = self.entry_mut(index);
                 cursor = entry.next;
-                entry.level = NO_LIST;
+                entry.list = NO_LIST;
                 if entry.deadline <= now {
                     entry.state = State::Fired;
                     self.armed -= 1;
@@ -409,11 +413,31 @@ impl<S: TimerStore<I>, I: WheelIndex> Wheel<S, I> {
     }
 
     fn entry(&self, index: usize) -> &TimerEntry<I> {
-        &self.store.entries()[index]
+        match self.store.entries().get(index) {
+            Some(entry) => entry,
+            None => out_of_range(),
+        }
     }
 
     fn entry_mut(&mut self, index: usize) -> &mut TimerEntry<I> {
-        &mut self.store.entries_mut()[index]
+        match self.store.entries_mut().get_mut(index) {
+            Some(entry) => entry,
+            None => out_of_range(),
+        }
+    }
+
+    fn occupied_mut(&mut self, level: usize) -> &mut u64 {
+        match self.occupied.get_mut(level) {
+            Some(occupied) => occupied,
+            None => out_of_range(),
+        }
+    }
+
+    fn head_mut(&mut self, level: usize, slot: usize) -> &mut I {
+        match self.heads.get_mut(level).and_then(|heads| heads.get_mut(slot)) {
+            Some(head) => head,
+            None => out_of_range(),
+        }
     }
 
     /// The next slot with work: `(when, level, slot)`, level `OVERFLOW` for
@@ -421,8 +445,7 @@ impl<S: TimerStore<I>, I: WheelIndex> Wheel<S, I> {
     /// level that is being worked through starts at or before the time.
     fn next_slot(&self) -> Option<(u64, usize, usize)> {
         let mut best: Option<(u64, usize, usize)> = None;
-        for level in 0..LEVELS {
-            let occupied = self.occupied[level];
+        for (level, &occupied) in self.occupied.iter().enumerate() {
             if occupied == 0 {
                 continue;
             }
@@ -456,16 +479,17 @@ impl<S: TimerStore<I>, I: WheelIndex> Wheel<S, I> {
         let deadline = self.entry(index).deadline;
         let masked = (self.elapsed ^ deadline) | (SLOTS as u64 - 1);
         let level = (63 - masked.leading_zeros() as usize) / SLOT_BITS;
-        let (level, slot) = if level < LEVELS {
-            (level, ((deadline >> (level * SLOT_BITS)) as usize) % SLOTS)
+        let (list, slot) = if level < LEVELS {
+            let slot = ((deadline >> (level * SLOT_BITS)) as usize) % SLOTS;
+            (level as u8 + 1, slot)
         } else {
-            (usize::from(OVERFLOW), 0)
+            (OVERFLOW, 0)
         };
-        let head = if level == usize::from(OVERFLOW) {
+        let head = if list == OVERFLOW {
             &mut self.overflow
         } else {
-            self.occupied[level] |= 1 << slot;
-            &mut self.heads[level][slot]
+            *self.occupied_mut(level) |= 1 << slot;
+            self.head_mut(level, slot)
         };
         let next = core::mem::replace(head, I::of(index));
         if let Some(next) = next.get() {
@@ -474,7 +498,7 @@ impl<S: TimerStore<I>, I: WheelIndex> Wheel<S, I> {
         let entry = self.entry_mut(index);
         entry.prev = I::NONE;
         entry.next = next;
-        entry.level = level as u8;
+        entry.list = list;
         entry.slot = slot as u8;
     }
 
@@ -488,40 +512,48 @@ impl<S: TimerStore<I>, I: WheelIndex> Wheel<S, I> {
         let entry = self.entry_mut(index);
         entry.prev = tail;
         entry.next = I::NONE;
-        entry.level = FIRED_LIST;
+        entry.list = FIRED_LIST;
     }
 
     /// Takes entry `index` off whichever list holds it, if any.
     fn unlink(&mut self, index: usize) {
         let entry = self.entry_mut(index);
-        let (prev, next, level, slot) = (entry.prev, entry.next, entry.level, entry.slot);
-        if level == NO_LIST {
+        let (prev, next, list, slot) = (entry.prev, entry.next, entry.list, entry.slot);
+        if list == NO_LIST {
             return;
         }
-        entry.level = NO_LIST;
+        entry.list = NO_LIST;
         entry.prev = I::NONE;
         entry.next = I::NONE;
         match next.get() {
             Some(next) => self.entry_mut(next).prev = prev,
-            None if level == FIRED_LIST => self.fired_tail = prev,
+            None if list == FIRED_LIST => self.fired_tail = prev,
             None => {}
         }
         if let Some(prev) = prev.get() {
             self.entry_mut(prev).next = next;
             return;
         }
-        match level {
+        match list {
             FIRED_LIST => self.fired_head = next,
             OVERFLOW => self.overflow = next,
-            level => {
-                let (level, slot) = (usize::from(level), usize::from(slot));
-                self.heads[level][slot] = next;
+            list => {
+                let (level, slot) = (usize::from(list - 1), usize::from(slot));
+                *self.head_mut(level, slot) = next;
                 if next.get().is_none() {
-                    self.occupied[level] &= !(1 << slot);
+                    *self.occupied_mut(level) &= !(1 << slot);
                 }
             }
         }
     }
+}
+
+/// An index from the wheel's own links was out of range: a broken
+/// invariant, reported with a fixed message (so that a firmware does not
+/// link `core::fmt` for it).
+#[cold]
+fn out_of_range() -> ! {
+    panic!("dinah: timer wheel index out of range")
 }
 
 #[cfg(test)]

@@ -25,8 +25,8 @@ pub struct TimerFigures {
     pub refused: u64,
     /// Completions whose lag exceeded `late_after_micros`.
     pub late: u64,
-    /// The threshold for `late`, in microseconds (`u64::MAX`: none).
-    pub late_after_micros: u64,
+    /// The threshold for `late`, in microseconds (`None`: none).
+    pub late_after_micros: Option<u64>,
     /// Lag, deadline to the poll that saw the timer complete, in
     /// microseconds (the last bucket holds 2²² µs, about 4 s, and more).
     pub lag_micros: Log2Histogram<24>,
@@ -42,7 +42,7 @@ impl TimerFigures {
             cancelled: 0,
             refused: 0,
             late: 0,
-            late_after_micros: u64::MAX,
+            late_after_micros: None,
             lag_micros: Log2Histogram::new(),
         }
     }

@@ -176,7 +176,11 @@ pub mod tickless {
         syst.clear_current();
         syst.enable_interrupt();
         syst.enable_counter();
-        critical_section::with(|cs| *SYSTICK.borrow_ref_mut(cs) = Some(syst));
+        critical_section::with(|cs| {
+            if let Ok(mut cell) = SYSTICK.borrow(cs).try_borrow_mut() {
+                *cell = Some(syst);
+            }
+        });
     }
 
     /// The SysTick handler's work: a period ended and the next began with
@@ -190,7 +194,8 @@ pub mod tickless {
             let next = NEXT.borrow(cs).replace(MAX_RELOAD);
             RELOAD.borrow(cs).set(next);
             if next != MAX_RELOAD
-                && let Some(syst) = SYSTICK.borrow_ref_mut(cs).as_mut()
+                && let Ok(mut cell) = SYSTICK.borrow(cs).try_borrow_mut()
+                && let Some(syst) = cell.as_mut()
             {
                 syst.set_reload(MAX_RELOAD);
             }
@@ -257,7 +262,9 @@ pub mod tickless {
         BASE.borrow(cs).set(now);
         RELOAD.borrow(cs).set(reload);
         NEXT.borrow(cs).set(reload);
-        if let Some(syst) = SYSTICK.borrow_ref_mut(cs).as_mut() {
+        if let Ok(mut cell) = SYSTICK.borrow(cs).try_borrow_mut()
+            && let Some(syst) = cell.as_mut()
+        {
             syst.set_reload(reload);
             syst.clear_current();
         }

@@ -718,6 +718,7 @@ fn every_figure_the_operations_sheet_names_is_one_the_code_emits() {
         format!("{:?}", ExecutorFigures::<24>::new(1_000_000)),
         format!("{:?}", PoolFigures::default()),
         format!("{:?}", PoolStats::default()),
+        format!("{:?}", dinah::time::TimerFigures::new()),
         format!(
             "{:?} {:?} {:?}",
             {
@@ -775,12 +776,12 @@ fn every_figure_the_operations_sheet_names_is_one_the_code_emits() {
             line.starts_with("| ") && !line.starts_with("| symptom") && !line.starts_with("| ---")
         })
         .collect();
-    assert_eq!(rows.len(), 5, "one row per cause");
+    assert_eq!(rows.len(), 6, "one row per cause, and one for timers");
     let mut named = 0;
     for row in rows {
         let figures = row.split(" | ").nth(2).unwrap();
         for name in figures.split('`').skip(1).step_by(2) {
-            let known = ["None", "tasks()"].contains(&name)
+            let known = ["None", "tasks()", "monitor.timers()", "timer wait"].contains(&name)
                 || emitted.contains(&format!("{name}:"))
                 || emitted.contains(&format!("{name} {{"));
             assert!(

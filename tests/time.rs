@@ -124,7 +124,10 @@ fn ten_thousand_sleeps_on_virtual_time_fire_in_deadline_order() {
         "each at its deadline"
     );
     let figures = executor.timer().figures();
-    assert_eq!((figures.fired, figures.armed, figures.late), (count + 1, 0, 0));
+    assert_eq!(
+        (figures.fired, figures.armed, figures.late),
+        (count + 1, 0, 0)
+    );
 }
 
 #[test]

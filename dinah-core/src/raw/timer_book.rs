@@ -84,6 +84,25 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
         Poll::Ready(())
     }
 
+    /// A new timer's first poll, in one step: reserves an entry and arms it
+    /// for `deadline` to wake `waker`, or finds it due already, against the
+    /// wheel's own time (no clock read: a deadline the wheel's time has not
+    /// reached is armed, and fires at the next [`expire`](Self::expire)).
+    /// The key is `None` when the store is full (counted as refused).
+    pub fn start(&mut self, deadline: u64, waker: &Waker) -> (Option<TimerKey>, Poll<()>) {
+        let Some(key) = self.reserve() else {
+            return (None, Poll::Pending);
+        };
+        match self.wheel.arm(key, deadline, waker) {
+            Armed::Waiting => (Some(key), Poll::Pending),
+            Armed::Due | Armed::Fired | Armed::Stale => {
+                self.count_fired(1);
+                self.figures.lag_micros.record(0);
+                (Some(key), Poll::Ready(()))
+            }
+        }
+    }
+
     /// Gives `key`'s entry back (an armed timer counts as cancelled);
     /// returns the waker it held, to drop outside any lock.
     pub fn release(&mut self, key: TimerKey) -> Option<Waker> {

@@ -434,7 +434,11 @@ impl<S: TimerStore<I>, I: WheelIndex> Wheel<S, I> {
     }
 
     fn head_mut(&mut self, level: usize, slot: usize) -> &mut I {
-        match self.heads.get_mut(level).and_then(|heads| heads.get_mut(slot)) {
+        match self
+            .heads
+            .get_mut(level)
+            .and_then(|heads| heads.get_mut(slot))
+        {
             Some(head) => head,
             None => out_of_range(),
         }

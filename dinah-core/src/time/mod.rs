@@ -86,6 +86,16 @@ pub trait TimerDriver: Clone + Unpin {
     /// Gives `key`'s entry back, cancelling its timer.
     fn release(&self, key: TimerKey);
 
+    /// A timer's first poll: [`reserve`](Self::reserve), then
+    /// [`poll_deadline`](Self::poll_deadline) if an entry was free. A driver
+    /// may do both in one step. The key is `None` when the store is full.
+    fn start(&self, deadline: u64, cx: &mut Context<'_>) -> (Option<TimerKey>, Poll<()>) {
+        match self.reserve() {
+            Some(key) => (Some(key), self.poll_deadline(key, deadline, cx)),
+            None => (None, Poll::Pending),
+        }
+    }
+
     /// A future that completes once `duration` has passed, counted from
     /// now. If the store is full when it is first polled, see [`Sleep`].
     fn sleep(self, duration: Duration) -> Sleep<Self>

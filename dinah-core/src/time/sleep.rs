@@ -83,11 +83,12 @@ impl<D: TimerDriver> Future for Sleep<D> {
         if this.done {
             return Poll::Ready(());
         }
-        if this.key.is_none() {
-            this.key = this.driver.reserve();
-        }
         let poll = match this.key {
             Some(key) => this.driver.poll_deadline(key, this.deadline, cx),
+            None if let (Some(key), poll) = this.driver.start(this.deadline, cx) => {
+                this.key = Some(key);
+                poll
+            }
             None if this.driver.now() >= this.deadline => Poll::Ready(()),
             None => {
                 cx.waker().wake_by_ref();

@@ -98,11 +98,18 @@ impl HostTimers {
     }
 
     fn with<R>(&self, f: impl FnOnce(&mut TimerBook<Growing, u32>) -> R) -> R {
-        let mut book = self.book.lock().unwrap_or_else(PoisonError::into_inner);
-        let result = f(&mut book);
-        self.next
-            .store(book.next_expiry().unwrap_or(u64::MAX), Ordering::Relaxed);
-        result
+        f(&mut self.book.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Notes, under the lock, that a timer was armed for `deadline`: the
+    /// store may have work then (firing at a deadline also moves every timer
+    /// due between levels, so the deadline is as good a time as the wheel's
+    /// own). `next` is written only under the lock, so no read-modify-write
+    /// is needed.
+    fn armed_for(&self, deadline: u64) {
+        if deadline < self.next.load(Ordering::Relaxed) {
+            self.next.store(deadline, Ordering::Relaxed);
+        }
     }
 
     /// Fires the timers due now and wakes their tasks; one atomic load
@@ -116,7 +123,12 @@ impl HostTimers {
         if now < next {
             return 0;
         }
-        let fired = self.with(|book| book.expire(now));
+        let fired = self.with(|book| {
+            let fired = book.expire(now);
+            self.next
+                .store(book.next_expiry().unwrap_or(u64::MAX), Ordering::Relaxed);
+            fired
+        });
         loop {
             let mut batch: Vec<Waker> = Vec::new();
             self.with(|book| {
@@ -237,14 +249,33 @@ impl TimerDriver for TimerHandle {
 
     fn poll_deadline(&self, key: TimerKey, deadline: u64, cx: &mut Context<'_>) -> Poll<()> {
         let now = self.timers.now();
-        let poll = self
-            .timers
-            .with(|book| book.poll(key, deadline, now, 1_000_000, cx.waker()));
+        let poll = self.timers.with(|book| {
+            let poll = book.poll(key, deadline, now, 1_000_000, cx.waker());
+            if poll.is_pending() {
+                self.timers.armed_for(deadline);
+            }
+            poll
+        });
         if poll.is_pending() {
-            let due_in = deadline.saturating_sub(now);
-            let _ = ARMED.try_with(|armed| armed.set(armed.get().min(due_in)));
+            note_armed(deadline.saturating_sub(now));
         }
         poll
+    }
+
+    fn start(&self, deadline: u64, cx: &mut Context<'_>) -> (Option<TimerKey>, Poll<()>) {
+        let (key, poll, wheel_time) = self.timers.with(|book| {
+            let (key, poll) = book.start(deadline, cx.waker());
+            if key.is_some() && poll.is_pending() {
+                self.timers.armed_for(deadline);
+            }
+            (key, poll, book.wheel().elapsed())
+        });
+        if key.is_some() && poll.is_pending() {
+            // Against the wheel's time, a lower bound of the clock: the
+            // telemetry may think the timer due a little later than it is.
+            note_armed(deadline.saturating_sub(wheel_time));
+        }
+        (key, poll)
     }
 
     fn release(&self, key: TimerKey) {
@@ -283,6 +314,12 @@ std::thread_local! {
     /// The timers of the executor made or entered last on this thread,
     /// until it is dropped.
     static CURRENT: RefCell<Option<TimerHandle>> = const { RefCell::new(None) };
+}
+
+/// Notes for the executor's telemetry that the poll running on this thread
+/// armed a timer due in `due_in` µs.
+fn note_armed(due_in: u64) {
+    let _ = ARMED.try_with(|armed| armed.set(armed.get().min(due_in)));
 }
 
 /// Takes (and clears) how far off the earliest timer armed on this thread

@@ -1,0 +1,219 @@
+//! Timers: dinah's against tokio's and embassy-time's, in the same run.
+//!
+//! - `sleep_create_poll_drop`: one sleep made, polled once (so it is
+//!   armed) and dropped (so it is cancelled), 10,000 times inside one
+//!   `block_on`: dinah's `LocalExecutor` and its timer wheel, tokio's
+//!   current-thread runtime with its time driver, and embassy-time's
+//!   `Timer` on its std driver and generic queue, driven by
+//!   `futures::executor::block_on` (the queue keeps one entry per waker and
+//!   does not cancel: a dropped timer stays queued until its deadline, so
+//!   its cost is the insert alone).
+//! - `expiry_lag_10k`: 10,000 tasks each sleep a different 1–100 ms and
+//!   note how late they woke (deadline to the task's poll); p50 and p99 per
+//!   round, medians over the rounds. tokio rounds deadlines up to whole
+//!   milliseconds, dinah to microseconds.
+//!
+//! `cargo bench --bench timers [-- FILTER] [--samples N]`.
+
+use std::cell::RefCell;
+use std::future::{Future, poll_fn};
+use std::pin::pin;
+use std::rc::Rc;
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+mod harness;
+use harness::{Contender, Options, run_case, target};
+
+use dinah::LocalExecutor;
+use dinah::time;
+
+const SLEEPS: usize = 10_000;
+
+/// A task of the lag case.
+type Task = std::pin::Pin<Box<dyn Future<Output = ()>>>;
+
+/// Polls `future` once in the caller's task context, then drops it.
+async fn poll_once<F: Future>(future: F) {
+    let mut future = pin!(future);
+    poll_fn(|cx| {
+        let _ = future.as_mut().poll(cx);
+        Poll::Ready(())
+    })
+    .await;
+}
+
+fn tokio_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a current-thread runtime")
+}
+
+fn create_poll_drop(options: &Options) -> Option<f64> {
+    if !options.wants("sleep_create_poll_drop") {
+        return None;
+    }
+    let dinah = LocalExecutor::new();
+    let tokio = tokio_runtime();
+    let mut contenders = vec![
+        Contender::new("dinah LocalExecutor + wheel", false, || {
+            dinah.block_on(async {
+                let start = Instant::now();
+                for _ in 0..SLEEPS {
+                    poll_once(time::sleep(Duration::from_secs(1))).await;
+                }
+                start.elapsed() / SLEEPS as u32
+            })
+        }),
+        Contender::new("tokio current-thread sleep", true, || {
+            tokio.block_on(async {
+                let start = Instant::now();
+                for _ in 0..SLEEPS {
+                    poll_once(tokio::time::sleep(Duration::from_secs(1))).await;
+                }
+                start.elapsed() / SLEEPS as u32
+            })
+        }),
+        Contender::new("embassy-time Timer (std driver)", true, || {
+            futures_executor::block_on(async {
+                let start = Instant::now();
+                for _ in 0..SLEEPS {
+                    poll_once(embassy_time::Timer::after(
+                        embassy_time::Duration::from_secs(1),
+                    ))
+                    .await;
+                }
+                start.elapsed() / SLEEPS as u32
+            })
+        }),
+    ];
+    let results = run_case(
+        "sleep_create_poll_drop",
+        1,
+        options.samples,
+        &mut contenders,
+    );
+    let ratio = results[0].1.as_secs_f64() / results[1].1.as_secs_f64();
+    target(
+        "sleep_create_poll_drop: dinah / tokio (at most 0.5)",
+        ratio,
+        ratio <= 0.5,
+    );
+    Some(ratio)
+}
+
+/// One round of 10,000 sleeps on `spawn`'s runtime: each task's lag, sorted.
+fn lags(run: &dyn Fn(Vec<Task>), sleep: fn(Duration) -> Task) -> Vec<u64> {
+    let lags = Rc::new(RefCell::new(Vec::with_capacity(SLEEPS)));
+    let tasks: Vec<Task> = (0..SLEEPS as u64)
+        .map(|i| {
+            let lags = Rc::clone(&lags);
+            let wait = Duration::from_micros(1_000 + (i * 7_919) % 99_000);
+            Box::pin(async move {
+                let deadline = Instant::now() + wait;
+                sleep(wait).await;
+                let late = Instant::now().saturating_duration_since(deadline);
+                lags.borrow_mut().push(late.as_micros() as u64);
+            }) as Task
+        })
+        .collect();
+    run(tasks);
+    let mut lags = Rc::try_unwrap(lags).expect("tasks done").into_inner();
+    lags.sort_unstable();
+    lags
+}
+
+fn percentile(sorted: &[u64], per_mille: usize) -> u64 {
+    sorted[(sorted.len() * per_mille / 1_000).min(sorted.len() - 1)]
+}
+
+fn median(mut values: Vec<u64>) -> u64 {
+    values.sort_unstable();
+    values[values.len() / 2]
+}
+
+fn expiry_lag(options: &Options) -> Option<(f64, f64)> {
+    if !options.wants("expiry_lag_10k") {
+        return None;
+    }
+    let rounds = options.samples.min(7);
+    let mut results: Vec<(&str, Vec<u64>, Vec<u64>)> = vec![
+        ("dinah LocalExecutor + wheel", Vec::new(), Vec::new()),
+        ("tokio current-thread sleep", Vec::new(), Vec::new()),
+    ];
+    for _ in 0..rounds {
+        let dinah = lags(
+            &|tasks| {
+                let executor = LocalExecutor::new();
+                let handles: Vec<_> = tasks
+                    .into_iter()
+                    .map(|task| executor.try_spawn(task).expect("no cap"))
+                    .collect();
+                executor.block_on(async {
+                    for handle in handles {
+                        let _ = handle.await;
+                    }
+                });
+            },
+            |wait| Box::pin(time::sleep(wait)),
+        );
+        let tokio = lags(
+            &|tasks| {
+                let runtime = tokio_runtime();
+                let local = tokio::task::LocalSet::new();
+                local.block_on(&runtime, async {
+                    let handles: Vec<_> = tasks.into_iter().map(tokio::task::spawn_local).collect();
+                    for handle in handles {
+                        let _ = handle.await;
+                    }
+                });
+            },
+            |wait| Box::pin(tokio::time::sleep(wait)),
+        );
+        for ((_, p50, p99), lags) in results.iter_mut().zip([dinah, tokio]) {
+            p50.push(percentile(&lags, 500));
+            p99.push(percentile(&lags, 990));
+        }
+    }
+    println!(
+        "\n## expiry_lag_10k ({SLEEPS} sleeps of 1-100 ms, median of {rounds} rounds; lag = deadline to the task's poll)"
+    );
+    let mut medians = Vec::new();
+    for (name, p50, p99) in &results {
+        println!(
+            "{name:<34} p50 {:>6} us | p99 {:>6} us | raw p50 {p50:?} p99 {p99:?}",
+            median(p50.clone()),
+            median(p99.clone())
+        );
+        medians.push((median(p50.clone()), median(p99.clone())));
+    }
+    let ratio = |d: u64, t: u64| d as f64 / (t.max(1)) as f64;
+    let (p50, p99) = (
+        ratio(medians[0].0, medians[1].0),
+        ratio(medians[0].1, medians[1].1),
+    );
+    target(
+        "expiry_lag_10k p50: dinah / tokio (at most 1.0)",
+        p50,
+        p50 <= 1.0,
+    );
+    target(
+        "expiry_lag_10k p99: dinah / tokio (at most 1.0)",
+        p99,
+        p99 <= 1.0,
+    );
+    println!(
+        "expiry_lag_10k p99 under 100 us: {} us -> {}",
+        medians[0].1,
+        if medians[0].1 < 100 { "met" } else { "MISSED" }
+    );
+    Some((p50, p99))
+}
+
+fn main() {
+    let options = Options::from_args();
+    println!("# dinah timer benchmarks");
+    create_poll_drop(&options);
+    expiry_lag(&options);
+}

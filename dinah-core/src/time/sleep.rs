@@ -85,15 +85,17 @@ impl<D: TimerDriver> Future for Sleep<D> {
         }
         let poll = match this.key {
             Some(key) => this.driver.poll_deadline(key, this.deadline, cx),
-            None if let (Some(key), poll) = this.driver.start(this.deadline, cx) => {
-                this.key = Some(key);
-                poll
-            }
-            None if this.driver.now() >= this.deadline => Poll::Ready(()),
-            None => {
-                cx.waker().wake_by_ref();
-                Poll::Pending
-            }
+            None => match this.driver.start(this.deadline, cx) {
+                (Some(key), poll) => {
+                    this.key = Some(key);
+                    poll
+                }
+                (None, _) if this.driver.now() >= this.deadline => Poll::Ready(()),
+                (None, _) => {
+                    cx.waker().wake_by_ref();
+                    Poll::Pending
+                }
+            },
         };
         this.done = poll.is_ready();
         poll

@@ -38,10 +38,15 @@ use std::time::Duration;
 use dinah::executor::{ExecutorConfig, ExecutorMonitor};
 use dinah::pool::{BlockingConfig, PoolMonitor};
 use dinah::telemetry::{Recorder, TaskPhase, TelemetryConfig, Thresholds, Verdict};
+use dinah::time;
 use dinah::{BlockingPool, CoreConfig, LocalExecutor, SpawnError, TaskId, WorkerPool};
 
 /// The relay's connections.
 pub(crate) const CONNECTIONS: usize = 3;
+/// How long a connection waits for its disk write (dinah's timer, on the
+/// relay's executor): far longer than any case holds the disk, so the
+/// cases' verdicts do not depend on it.
+const DISK_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// One fault to inject, or none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -198,6 +203,8 @@ struct Shared {
     processed: Progress,
     /// Checksums refused by the full queue (the relay goes on without).
     refused: AtomicU64,
+    /// Disk writes abandoned after `DISK_TIMEOUT`.
+    disk_timeouts: AtomicU64,
     /// Connection 2 blocks inside its poll while this is set.
     block_in_poll: AtomicBool,
     poll_gate: Gate,
@@ -258,7 +265,11 @@ async fn connection(index: usize, shared: Arc<Shared>) {
             disk.disk_gate.hold();
             sum
         }) {
-            let _ = handle.await;
+            // A write that takes longer than this is abandoned (the job
+            // still finishes on its thread); the message counts as relayed.
+            if time::timeout(DISK_TIMEOUT, handle).await.is_err() {
+                shared.disk_timeouts.fetch_add(1, Ordering::Relaxed);
+            }
         }
         shared.processed.bump();
     }
@@ -280,6 +291,7 @@ impl Relay {
                 .unwrap(),
             processed: Progress::default(),
             refused: AtomicU64::new(0),
+            disk_timeouts: AtomicU64::new(0),
             block_in_poll: AtomicBool::new(false),
             poll_gate: Gate::default(),
             disk_gate: Gate::default(),

@@ -200,3 +200,36 @@ fn committed_timelines_pass_the_checker() {
     }
     assert!(checked >= 1, "no timeline in {}", folder.display());
 }
+
+#[test]
+fn a_wait_on_a_timer_is_a_timer_wait_slice_from_the_arming_poll_to_the_wake() {
+    let clock = ManualClock::new();
+    let recorder = Arc::new(Recorder::new(100).unwrap());
+    let executor = LocalExecutor::with_telemetry(
+        ExecutorConfig {
+            start_paused: true,
+            ..ExecutorConfig::default()
+        },
+        TelemetryConfig::new()
+            .with_clock(clock.clone())
+            .with_sink(recorder.source("executor")),
+    )
+    .unwrap();
+    let sleeper = executor
+        .try_spawn(dinah::time::sleep(Duration::from_millis(5)))
+        .unwrap();
+    executor.tick(usize::MAX);
+    clock.advance(40 * US);
+    executor.block_on(async { sleeper.await.unwrap() });
+    drop(executor);
+    let json = recorder.chrome_trace();
+    check(&json).unwrap_or_else(|problem| panic!("{problem}\n{json}"));
+    let slice = json
+        .lines()
+        .find(|line| line.contains("\"name\":\"timer wait\""))
+        .unwrap_or_else(|| panic!("no timer wait in\n{json}"));
+    assert!(
+        slice.contains("\"ph\":\"X\"") && slice.contains("\"dur\":40"),
+        "{slice}"
+    );
+}

@@ -191,6 +191,19 @@ impl<const T: usize, C: Clock> TimerDriver for &Timers<T, C> {
         let waker = self.with(|book| book.release(key));
         drop(waker);
     }
+
+    fn start(&self, deadline: u64, cx: &mut Context<'_>) -> (Option<TimerKey>, Poll<()>) {
+        // One critical section for the entry and the arming.
+        let now = self.clock.now();
+        let per_second = self.clock.ticks_per_second();
+        self.with(|book| match book.reserve() {
+            Some(key) => (
+                Some(key),
+                book.poll(key, deadline, now, per_second, cx.waker()),
+            ),
+            None => (None, Poll::Pending),
+        })
+    }
 }
 
 impl<const T: usize, C: Clock> fmt::Debug for Timers<T, C> {

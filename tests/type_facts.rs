@@ -3,7 +3,9 @@
 use dinah::config::CoreError;
 use dinah::queue::{CapacityError, ParallelError};
 use dinah::sync::{CancellationHandle, Shared};
+use dinah::telemetry::NoClock;
 use dinah::telemetry::{MetricsSnapshot, RuntimeMetrics, TraceBuffer, TraceEvent, TraceRing};
+use dinah::time::{Interval, Sleep, TimerHandle, Timers};
 use dinah::{BoundedQueue, CancellationToken, ReadyQueue, TaskId, TaskQueue, TaskState};
 
 const fn send_sync<T: Send + Sync>() {}
@@ -24,6 +26,14 @@ const _: () = {
     send_sync::<CoreError>();
     send_sync::<ParallelError>();
     send_sync::<CapacityError>();
+    // A firmware's timer store is a `static` shared with interrupt handlers.
+    send_sync::<Timers<4, NoClock>>();
+    // A hosted sleep moves with a `Send` future submitted from another
+    // thread, like tokio's.
+    clone_send_sync_static::<TimerHandle>();
+    send_sync::<Sleep<TimerHandle>>();
+    send_sync::<Interval<TimerHandle>>();
+    send_sync::<Sleep<&'static Timers<4, NoClock>>>();
     // The owned cancellation handle moves anywhere, like tokio-util's token.
     clone_send_sync_static::<CancellationHandle>();
     // Plain values are Copy.
@@ -41,4 +51,6 @@ fn statics_can_be_built_in_const_context() {
     assert!(!TOKEN.is_cancellation_requested());
     assert_eq!(METRICS.snapshot(), MetricsSnapshot::default());
     assert_eq!(TRACE.capacity(), 8);
+    static TIMERS: Timers<8, NoClock> = Timers::new(NoClock);
+    assert_eq!(TIMERS.next_expiry(), None);
 }

@@ -49,7 +49,9 @@ use crate::telemetry::{Measure, TaskFigures, Unmeasured};
 /// # What it does not do
 ///
 /// No preemption: a poll that never returns stalls the executor. No
-/// priorities, no timers, no I/O. Nothing runs unless `tick`, `run` or
+/// priorities, no I/O; timers are a separate store
+/// ([`Timers`](crate::time::Timers)) that the run loop's idle drives
+/// ([`Tickless`](crate::time::Tickless)). Nothing runs unless `tick`, `run` or
 /// `run_until` is called. Spawning from an interrupt handler is not possible
 /// (`try_spawn` borrows the executor); waking and cancelling are.
 ///

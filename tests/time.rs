@@ -70,6 +70,35 @@ fn a_wake_from_another_thread_cuts_a_timed_park_short() {
 }
 
 #[test]
+fn a_timer_armed_from_another_thread_wakes_the_parked_executor() {
+    // The executor parks with no deadline at all; another thread then arms
+    // one of its timers and waits for it. Only the executor fires its
+    // timers, so it must be unparked to park anew until that deadline (or
+    // this test never ends).
+    let executor = LocalExecutor::new();
+    let timer = executor.timer();
+    let (send_waker, waker) = std::sync::mpsc::channel::<Waker>();
+    let other = thread::spawn(move || {
+        let main = waker.recv().unwrap();
+        futures_executor::block_on(timer.sleep(Duration::from_millis(2)));
+        main.wake();
+    });
+    let mut polls = 0;
+    executor.block_on(std::future::poll_fn(|cx: &mut Context<'_>| {
+        polls += 1;
+        if polls == 1 {
+            send_waker.send(cx.waker().clone()).unwrap();
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    }));
+    other.join().unwrap();
+    let figures = executor.timer().figures();
+    assert_eq!((figures.fired, figures.armed), (1, 0));
+}
+
+#[test]
 fn a_pool_handle_can_be_awaited_under_a_timeout() {
     let pool = WorkerPool::new(CoreConfig::new(1).unwrap(), 4).unwrap();
     let executor = LocalExecutor::new();

@@ -30,6 +30,7 @@ use dinah_core::time::{
     Elapsed, Interval, MissedTicks, Sleep, TimerDriver, TimerFigures, ZeroPeriod,
 };
 
+use crate::primitives::Thread;
 use crate::telemetry::{ManualClock, StdClock};
 
 #[cfg(test)]
@@ -72,6 +73,9 @@ pub(crate) struct HostTimers {
     /// When the store next has work (`u64::MAX`: nothing armed), readable
     /// without the lock. It may be early, never late.
     next: AtomicU64,
+    /// The executor's thread, which parks until `next`: a timer armed
+    /// earlier than that from another thread unparks it.
+    thread: Thread,
 }
 
 impl HostTimers {
@@ -86,6 +90,7 @@ impl HostTimers {
                 TimerClock::Real(StdClock::new())
             },
             next: AtomicU64::new(u64::MAX),
+            thread: crate::primitives::current(),
         }
     }
 
@@ -109,6 +114,12 @@ impl HostTimers {
     fn armed_for(&self, deadline: u64) {
         if deadline < self.next.load(Ordering::Relaxed) {
             self.next.store(deadline, Ordering::Relaxed);
+            // The executor's thread may be parked until a later deadline
+            // (or none): from another thread, wake it to park anew. On its
+            // own thread it is running, and looks before it parks.
+            if crate::primitives::current().id() != self.thread.id() {
+                self.thread.unpark();
+            }
         }
     }
 

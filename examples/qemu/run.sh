@@ -18,7 +18,7 @@ fi
 # SysTick counts instructions deterministically (for dinah-qemu-wake-cost),
 # and WFI jumps to the next timer event instead of waiting in real time (for
 # dinah-qemu-timers).
-[ -n "${QEMU_ICOUNT:-}" ] && board+=(-icount shift=0,sleep=off)
+[ -n "${QEMU_ICOUNT:-}" ] && board+=(-icount "shift=0,sleep=off")
 timeout "${QEMU_TIMEOUT:-60}" qemu-system-arm "${board[@]}" -nographic \
     -semihosting-config enable=on,target=native -kernel "$elf" 2> >(grep -v 'Timer with period zero' >&2) \
     | "${decode[@]}"

@@ -239,7 +239,6 @@ fn dropping_a_sleep_cancels_its_timer<H: Harness>() {
         let mut sleep = driver.clone().sleep(Duration::from_secs(3_600));
         let mut cx = Context::from_waker(Waker::noop());
         assert!(pin!(&mut sleep).poll(&mut cx).is_pending());
-        assert!(!sleep.is_elapsed());
     });
     let figures = harness.figures();
     assert_eq!((figures.armed, figures.cancelled, figures.fired), (0, 1, 0));

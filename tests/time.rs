@@ -186,6 +186,26 @@ fn a_paused_clock_moves_only_when_idle_or_advanced() {
         ticks
     });
     assert_eq!(ticks, [2_000, 12_000, 22_000]);
+    // A cancelled timer leaves no jump behind: idle with nothing armed, the
+    // clock stays where it is while another thread wakes the executor.
+    executor
+        .block_on(time::timeout(Duration::from_secs(60), async {}))
+        .unwrap();
+    let before = timer.now();
+    let (send_waker, waker) = std::sync::mpsc::channel::<Waker>();
+    let other = thread::spawn(move || waker.recv().unwrap().wake());
+    let mut polls = 0;
+    executor.block_on(std::future::poll_fn(|cx: &mut Context<'_>| {
+        polls += 1;
+        if polls == 1 {
+            send_waker.send(cx.waker().clone()).unwrap();
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    }));
+    other.join().unwrap();
+    assert_eq!(timer.now(), before, "no timer was armed: no jump");
     assert_eq!(
         LocalExecutor::new()
             .timer()

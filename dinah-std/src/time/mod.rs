@@ -164,7 +164,16 @@ impl HostTimers {
     /// no limit, `Some(ZERO)` when a timer is due now. A paused clock
     /// jumps to the next expiry instead, and says `Some(ZERO)`.
     pub(crate) fn park_limit(&self) -> Option<Duration> {
-        let next = self.next.load(Ordering::Relaxed);
+        if self.next.load(Ordering::Relaxed) == u64::MAX {
+            return None;
+        }
+        // About to park: the hint may be stale (a cancelled timer), so ask
+        // the wheel, and leave the exact answer for the next look.
+        let next = self.with(|book| {
+            let next = book.next_expiry().unwrap_or(u64::MAX);
+            self.next.store(next, Ordering::Relaxed);
+            next
+        });
         if next == u64::MAX {
             return None;
         }

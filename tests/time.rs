@@ -189,8 +189,13 @@ fn a_paused_clock_moves_only_when_idle_or_advanced() {
     // A cancelled timer leaves no jump behind: idle with nothing armed, the
     // clock stays where it is while another thread wakes the executor.
     executor
-        .block_on(time::timeout(Duration::from_secs(60), async {}))
+        .block_on(time::timeout(Duration::from_secs(60), dinah::yield_now()))
         .unwrap();
+    assert_eq!(
+        timer.figures().cancelled,
+        1,
+        "the timeout's timer was armed"
+    );
     let before = timer.now();
     let (send_waker, waker) = std::sync::mpsc::channel::<Waker>();
     let other = thread::spawn(move || waker.recv().unwrap().wake());

@@ -19,6 +19,7 @@ fn small() -> LocalExecutor<'static> {
     LocalExecutor::with_config(ExecutorConfig {
         max_tasks: Some(2),
         ingress_capacity: 1,
+        ..ExecutorConfig::default()
     })
     .unwrap()
 }

@@ -40,20 +40,6 @@ impl Alarm for JumpingAlarm {
     fn clear(&mut self) {}
 }
 
-/// Leaks a fresh store and its clock, so that each test has its own.
-fn timers<const T: usize>() -> (
-    &'static Timers<T, &'static VirtualClock>,
-    &'static VirtualClock,
-) {
-    let clock: &'static VirtualClock = std::boxed::Box::leak(std::boxed::Box::default());
-    let timers = std::boxed::Box::leak(std::boxed::Box::new(Timers::new(clock)));
-    (timers, clock)
-}
-
-fn queue<const N: usize>() -> &'static ReadyQueue<N> {
-    std::boxed::Box::leak(std::boxed::Box::new(ReadyQueue::new()))
-}
-
 fn never_sleeps() {
     panic!("virtual time never sleeps: the alarm moves the clock");
 }
@@ -69,8 +55,10 @@ fn durations_round_up_to_whole_ticks() {
 
 #[test]
 fn a_full_store_is_typed_for_try_sleep_and_never_loses_a_sleep() {
-    let (timers, clock) = timers::<1>();
-    let queue = queue::<2>();
+    static CLOCK: VirtualClock = VirtualClock(AtomicU64::new(0));
+    static TIMERS: Timers<1, &VirtualClock> = Timers::new(&CLOCK);
+    static QUEUE: ReadyQueue<2> = ReadyQueue::new();
+    let (timers, clock, queue) = (&TIMERS, &CLOCK, &QUEUE);
     let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(queue).unwrap();
     let held = timers.try_sleep(Duration::from_millis(100)).unwrap();
     assert_eq!(

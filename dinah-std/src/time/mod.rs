@@ -33,9 +33,6 @@ use dinah_core::time::{
 use crate::primitives::Thread;
 use crate::telemetry::{ManualClock, StdClock};
 
-#[cfg(test)]
-mod tests;
-
 /// Wakers taken per lock when timers fire; woken after it is let go.
 const WAKE_BATCH: usize = 32;
 

@@ -372,49 +372,83 @@ fn woken_tasks_left_unpolled_are_ready_but_delayed_and_only_that() {
 #[test]
 fn a_poll_that_does_not_return_is_worker_blocked_seen_from_another_thread() {
     let clock = ManualClock::new();
-    let entered = Arc::new(Barrier::new(2));
-    let release = Arc::new(Barrier::new(2));
     let behind = Signal::default();
-    let (sender, receiver) = mpsc::channel();
-    let runner = {
-        let (clock, entered, release, behind) = (
-            clock.clone(),
-            entered.clone(),
-            release.clone(),
-            behind.clone(),
-        );
-        thread::spawn(move || {
-            let executor = executor(&clock, ExecutorConfig::default());
+    let blocked = {
+        let behind = behind.clone();
+        BlockedRunner::start(&clock, ExecutorConfig::default(), move |executor| {
             drop(executor.try_spawn(serve(behind)).unwrap());
-            executor.tick(usize::MAX);
-            let stuck = executor
-                .try_spawn(async move {
-                    entered.wait();
-                    release.wait(); // a blocking call inside a poll
-                })
-                .unwrap();
-            sender.send((executor.monitor(), stuck.id())).unwrap();
-            executor.tick(usize::MAX);
         })
     };
-    let (monitor, stuck) = receiver.recv().unwrap();
-    entered.wait();
     behind.fire(); // ready, behind the blocked poll
     clock.advance(99 * MS);
-    assert_eq!(monitor.diagnose(&thresholds()), []);
+    assert_eq!(blocked.monitor.diagnose(&thresholds()), []);
     clock.advance(2 * MS);
     assert_eq!(
-        monitor.diagnose(&thresholds()),
+        blocked.monitor.diagnose(&thresholds()),
         [Verdict::WorkerBlocked {
-            task: stuck,
+            task: blocked.stuck,
             worker: None,
             running_for: 101 * MS,
             ready_behind: 1,
         }]
     );
-    release.wait();
-    runner.join().unwrap();
+    let monitor = blocked.finish();
     assert!(monitor.figures().long_polls >= 1);
+}
+
+/// An executor on a thread of its own whose second tick is held by a poll
+/// that blocks (between two barriers) until `finish`.
+struct BlockedRunner {
+    monitor: dinah::executor::ExecutorMonitor,
+    stuck: TaskId,
+    release: Arc<Barrier>,
+    runner: thread::JoinHandle<()>,
+}
+
+impl BlockedRunner {
+    /// Builds the executor with `config`, lets `before` spawn onto it and
+    /// runs one tick, then spawns the blocking task and runs the tick it
+    /// blocks; returns once that poll has begun.
+    fn start(
+        clock: &ManualClock,
+        config: ExecutorConfig,
+        before: impl FnOnce(&LocalExecutor<'static, Measured>) + Send + 'static,
+    ) -> Self {
+        let entered = Arc::new(Barrier::new(2));
+        let release = Arc::new(Barrier::new(2));
+        let (sender, receiver) = mpsc::channel();
+        let runner = {
+            let (clock, entered, release) = (clock.clone(), entered.clone(), release.clone());
+            thread::spawn(move || {
+                let executor = executor(&clock, config);
+                before(&executor);
+                executor.tick(usize::MAX);
+                let stuck = executor
+                    .try_spawn(async move {
+                        entered.wait();
+                        release.wait(); // a blocking call inside a poll
+                    })
+                    .unwrap();
+                sender.send((executor.monitor(), stuck.id())).unwrap();
+                executor.tick(usize::MAX);
+            })
+        };
+        let (monitor, stuck) = receiver.recv().unwrap();
+        entered.wait();
+        Self {
+            monitor,
+            stuck,
+            release,
+            runner,
+        }
+    }
+
+    /// Lets the blocked poll return and the executor's thread end.
+    fn finish(self) -> dinah::executor::ExecutorMonitor {
+        self.release.wait();
+        self.runner.join().unwrap();
+        self.monitor
+    }
 }
 
 #[test]
@@ -856,42 +890,27 @@ fn a_timer_left_unfired_past_its_deadline_is_ready_but_delayed() {
 #[test]
 fn a_timer_late_behind_a_blocked_poll_is_worker_blocked() {
     let clock = ManualClock::new();
-    let entered = Arc::new(Barrier::new(2));
-    let release = Arc::new(Barrier::new(2));
-    let (sender, receiver) = mpsc::channel();
-    let runner = {
-        let (clock, entered, release) = (clock.clone(), entered.clone(), release.clone());
-        thread::spawn(move || {
-            let executor = timed_executor(&clock);
-            drop(
-                executor
-                    .try_spawn(dinah::time::sleep(Duration::from_millis(5)))
-                    .unwrap(),
-            );
-            executor.tick(usize::MAX);
-            let stuck = executor
-                .try_spawn(async move {
-                    entered.wait();
-                    release.wait(); // a blocking call inside a poll
-                })
-                .unwrap();
-            sender.send((executor.monitor(), stuck.id())).unwrap();
-            executor.tick(usize::MAX);
-        })
+    let config = ExecutorConfig {
+        start_paused: true,
+        ..ExecutorConfig::default()
     };
-    let (monitor, stuck) = receiver.recv().unwrap();
-    entered.wait();
+    let blocked = BlockedRunner::start(&clock, config, |executor| {
+        drop(
+            executor
+                .try_spawn(dinah::time::sleep(Duration::from_millis(5)))
+                .unwrap(),
+        );
+    });
     clock.advance(101 * MS);
     assert_eq!(
-        monitor.diagnose(&thresholds()),
+        blocked.monitor.diagnose(&thresholds()),
         [Verdict::WorkerBlocked {
-            task: stuck,
+            task: blocked.stuck,
             worker: None,
             running_for: 101 * MS,
             ready_behind: 1,
         }],
         "the overdue sleeper waits behind the blocked poll"
     );
-    release.wait();
-    runner.join().unwrap();
+    blocked.finish();
 }

@@ -20,6 +20,29 @@ fn paused() -> LocalExecutor<'static> {
     .unwrap()
 }
 
+/// Runs `executor.block_on` on a future that is pending until another
+/// thread, once it has run `work`, wakes it: the executor idles meanwhile
+/// with nothing of its own to do.
+fn block_until_woken_by(executor: &LocalExecutor<'_>, work: impl FnOnce() + Send + 'static) {
+    let (send_waker, waker) = std::sync::mpsc::channel::<Waker>();
+    let other = thread::spawn(move || {
+        let main = waker.recv().unwrap();
+        work();
+        main.wake();
+    });
+    let mut polls = 0;
+    executor.block_on(std::future::poll_fn(|cx: &mut Context<'_>| {
+        polls += 1;
+        if polls == 1 {
+            send_waker.send(cx.waker().clone()).unwrap();
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    }));
+    other.join().unwrap();
+}
+
 #[test]
 fn a_real_sleep_never_completes_early() {
     let executor = LocalExecutor::new();
@@ -77,23 +100,9 @@ fn a_timer_armed_from_another_thread_wakes_the_parked_executor() {
     // this test never ends).
     let executor = LocalExecutor::new();
     let timer = executor.timer();
-    let (send_waker, waker) = std::sync::mpsc::channel::<Waker>();
-    let other = thread::spawn(move || {
-        let main = waker.recv().unwrap();
+    block_until_woken_by(&executor, move || {
         futures_executor::block_on(timer.sleep(Duration::from_millis(2)));
-        main.wake();
     });
-    let mut polls = 0;
-    executor.block_on(std::future::poll_fn(|cx: &mut Context<'_>| {
-        polls += 1;
-        if polls == 1 {
-            send_waker.send(cx.waker().clone()).unwrap();
-            Poll::Pending
-        } else {
-            Poll::Ready(())
-        }
-    }));
-    other.join().unwrap();
     let figures = executor.timer().figures();
     assert_eq!((figures.fired, figures.armed), (1, 0));
 }
@@ -197,19 +206,7 @@ fn a_paused_clock_moves_only_when_idle_or_advanced() {
         "the timeout's timer was armed"
     );
     let before = timer.now();
-    let (send_waker, waker) = std::sync::mpsc::channel::<Waker>();
-    let other = thread::spawn(move || waker.recv().unwrap().wake());
-    let mut polls = 0;
-    executor.block_on(std::future::poll_fn(|cx: &mut Context<'_>| {
-        polls += 1;
-        if polls == 1 {
-            send_waker.send(cx.waker().clone()).unwrap();
-            Poll::Pending
-        } else {
-            Poll::Ready(())
-        }
-    }));
-    other.join().unwrap();
+    block_until_woken_by(&executor, || {});
     assert_eq!(timer.now(), before, "no timer was armed: no jump");
     assert_eq!(
         LocalExecutor::new()

@@ -29,6 +29,10 @@
 //! | `tick.rs` | [`Tick`], [`tick`], [`TickTally`] and [`Step`]: one tick, for both executors |
 //! | `wheel.rs` | [`Wheel`]: the timer wheel both executors' timer stores are built on |
 //! | `timer_book.rs` | [`TimerBook`]: a wheel with its figures, the logic of every timer store |
+//! | `wait_list.rs` | [`WaitList`]: the first-in, first-out line of waiters of channels and semaphores |
+//! | `permits.rs` | [`Permits`]: a semaphore's count and line, for both crates' semaphores |
+//! | `channel_state.rs` | [`ChannelState`]: a bounded channel's buffer, line and receiver, for both crates' channels |
+//! | `waiting.rs` | [`Lock`], and the send and acquire futures written once over it |
 //!
 //! # Rules every executor built on it keeps
 //!
@@ -48,16 +52,27 @@
 #![forbid(unsafe_code)]
 
 mod cell;
+mod channel_state;
+mod permits;
 mod tick;
 mod timer_book;
+mod wait_list;
+mod waiting;
 mod wake_stack;
 mod wheel;
 mod word;
 
 pub(crate) use cell::const_unless_loom;
 pub use cell::{CancelRefused, Link, Link16, Link32, TaskCell};
+pub use channel_state::{ChannelCounts, ChannelState, SendPoll, SendSlot, Slots};
+pub use permits::Permits;
 pub use tick::{Step, Tick, TickTally, tick};
 pub use timer_book::TimerBook;
+pub use wait_list::{Turn, WAKE_BATCH, WaitEntry, WaitKey, WaitList, WaitStore, WakeBatch};
+pub use waiting::{
+    Acquiring, ChannelLock, Item, Lock, PermitLock, Sending, Settle, poll_recv, release, wake,
+    with_batch,
+};
 pub use wake_stack::{Stale, WakeStack};
 pub use wheel::{Armed, TimerEntry, TimerKey, TimerStore, Wheel, WheelIndex};
 pub use word::{GEN_MASK, Life, Word};

@@ -1,8 +1,22 @@
-//! What tasks and threads share to coordinate: [`CancellationToken`], the
-//! cooperative cancellation flag. (`dinah-std` adds an owned
-//! `CancellationHandle` and `Shared`.)
+//! What tasks, threads and interrupt handlers share to coordinate: a
+//! bounded [`Channel`], a [`Semaphore`], and [`CancellationToken`], the
+//! cooperative cancellation flag. (`dinah-std` adds run-time sized
+//! channels and semaphores, an owned `CancellationHandle` and `Shared`.)
+//!
+//! The channel and the semaphore share one wait protocol
+//! ([`raw::WaitList`](crate::raw::WaitList)): waiters are served first in,
+//! first out, each woken once when its turn comes, and the std variants
+//! run the same logic behind a mutex instead of a critical section.
 #![forbid(unsafe_code)]
 
 mod cancel;
+mod channel;
+mod error;
+mod figures;
+mod semaphore;
 
 pub use cancel::CancellationToken;
+pub use channel::{Channel, Receiver, Recv, Send, Sender};
+pub use error::{Refusal, SendError, TryRecvError};
+pub use figures::{ChannelFigures, SemaphoreFigures};
+pub use semaphore::{Acquire, Permit, Semaphore};

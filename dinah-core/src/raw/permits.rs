@@ -1,0 +1,143 @@
+//! [`Permits`]: a count of permits and the line of tasks waiting for
+//! them, the one logic behind the core's and `dinah-std`'s semaphores.
+#![forbid(unsafe_code)]
+
+use core::task::Waker;
+
+use super::wait_list::{Turn, WaitKey, WaitList, WaitStore, WakeBatch};
+use crate::sync::Refusal;
+
+/// A number of free permits, a closed flag and a [`WaitList`].
+///
+/// Fair: while anyone waits, permits go to the first in line, and a
+/// `try_take` that would jump the line is refused. It does not lock or
+/// wake; its owner does (see [`Lock`](super::Lock)).
+#[derive(Debug)]
+pub struct Permits<S> {
+    free: u32,
+    closed: bool,
+    line: WaitList<S>,
+    acquired: u64,
+    refused: u64,
+}
+
+impl<S: WaitStore> Permits<S> {
+    /// `permits` free permits and an empty line over `store`.
+    pub const fn new(permits: u32, store: S) -> Self {
+        Self {
+            free: permits,
+            closed: false,
+            line: WaitList::new(store),
+            acquired: 0,
+            refused: 0,
+        }
+    }
+
+    /// Permits free now.
+    #[must_use]
+    pub fn free(&self) -> u32 {
+        self.free
+    }
+
+    /// Whether it was closed.
+    #[must_use]
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// The line of waiters.
+    #[must_use]
+    pub fn line(&self) -> &WaitList<S> {
+        &self.line
+    }
+
+    /// Acquisitions so far, and refusals of `try_take`.
+    #[must_use]
+    pub fn counts(&self) -> (u64, u64) {
+        (self.acquired, self.refused)
+    }
+
+    /// Takes `want` permits now, if they are free and nobody waits.
+    ///
+    /// # Errors
+    ///
+    /// [`Refusal::Closed`] or [`Refusal::WouldWait`] (counted).
+    pub fn try_take(&mut self, want: u32) -> Result<(), Refusal> {
+        if self.closed {
+            return Err(Refusal::Closed);
+        }
+        if self.line.waiting() == 0 && self.free >= want {
+            self.free -= want;
+            self.acquired += 1;
+            Ok(())
+        } else {
+            self.refused += 1;
+            Err(Refusal::WouldWait)
+        }
+    }
+
+    /// Takes `want` permits now, or joins the line: `Ok(None)` when taken,
+    /// `Ok(Some(key))` when waiting.
+    ///
+    /// # Errors
+    ///
+    /// [`Refusal::Closed`], or [`Refusal::LineFull`] from a fixed store.
+    pub fn take_or_wait(
+        &mut self,
+        want: u32,
+        waker: &Waker,
+        now: u64,
+    ) -> Result<Option<WaitKey>, Refusal> {
+        if self.closed {
+            return Err(Refusal::Closed);
+        }
+        if self.line.waiting() == 0 && self.free >= want {
+            self.free -= want;
+            self.acquired += 1;
+            return Ok(None);
+        }
+        self.line
+            .push(waker, want, now)
+            .map(Some)
+            .ok_or(Refusal::LineFull)
+    }
+
+    /// Looks at a waiter's turn; a grant counts as an acquisition.
+    pub fn poll(&mut self, key: WaitKey, waker: &Waker) -> Turn {
+        let turn = self.line.poll(key, waker);
+        if let Turn::Granted(_) = turn {
+            self.acquired += 1;
+        }
+        turn
+    }
+
+    /// A waiter gives up; what it had been granted goes back (and on to
+    /// the next in line, into `batch`).
+    pub fn cancel(&mut self, key: WaitKey, batch: &mut WakeBatch) {
+        let granted = self.line.cancel(key);
+        self.give(granted, batch);
+    }
+
+    /// Returns `permits` and grants the first in line while they suffice,
+    /// up to a batch of wakers. Call [`give`](Self::give) with 0 again
+    /// while the batch comes back full.
+    pub fn give(&mut self, permits: u32, batch: &mut WakeBatch) {
+        self.free = self.free.saturating_add(permits);
+        while batch.has_room() {
+            match self.line.head_want() {
+                Some(want) if want <= self.free => {
+                    self.free -= want;
+                    batch.push(self.line.settle_head(true));
+                }
+                _ => break,
+            }
+        }
+    }
+
+    /// Closes it: every waiter is turned away (into `batch`; call again
+    /// while it comes back full), and later takes are refused.
+    pub fn close(&mut self, batch: &mut WakeBatch) {
+        self.closed = true;
+        self.line.close_into(batch);
+    }
+}

@@ -1,0 +1,385 @@
+//! [`WaitList`]: the first-in, first-out line of tasks waiting for room,
+//! the one wait protocol behind every dinah channel and semaphore.
+//!
+//! # Invariants
+//!
+//! 1. An entry is on the line (linked from `head`) exactly while it is
+//!    `Waiting`; its waker is then `Some`.
+//! 2. An entry leaves the line only at its owner's request (`cancel`, or a
+//!    `poll` that finds it settled) or at the head (`settle_head`), so the
+//!    line is served strictly in order.
+//! 3. A settled entry (`Granted` or `Closed`) stays held until its owner
+//!    polls or cancels it: what it was granted is never lost, only handed
+//!    back (by `cancel`) for the next in line.
+//! 4. A key names one use of an entry: the generation changes each time
+//!    an entry is freed, so an old key cannot touch a new waiter.
+#![forbid(unsafe_code)]
+
+use core::task::Waker;
+
+/// Wakers taken under one lock and woken after it is released.
+pub const WAKE_BATCH: usize = 4;
+
+/// Where a [`WaitList`] keeps its entries: a fixed array, or storage that
+/// can grow.
+pub trait WaitStore {
+    /// Every entry.
+    fn entries(&self) -> &[WaitEntry];
+    /// Every entry, to change.
+    fn entries_mut(&mut self) -> &mut [WaitEntry];
+    /// Adds one vacant entry at the end and says so; a fixed store cannot.
+    fn grow(&mut self) -> bool;
+}
+
+impl<const W: usize> WaitStore for [WaitEntry; W] {
+    fn entries(&self) -> &[WaitEntry] {
+        self
+    }
+    fn entries_mut(&mut self) -> &mut [WaitEntry] {
+        self
+    }
+    fn grow(&mut self) -> bool {
+        false
+    }
+}
+
+/// Where an entry stands.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Stage {
+    Vacant,
+    Waiting,
+    Granted,
+    Closed,
+}
+
+/// One waiter's place in a [`WaitList`].
+#[derive(Debug)]
+pub struct WaitEntry {
+    waker: Option<Waker>,
+    since: u64,
+    want: u32,
+    generation: u32,
+    /// Index + 1 of the next entry on the line or the free list; 0: none.
+    next: u32,
+    /// Index + 1 of the previous entry on the line; 0: none.
+    prev: u32,
+    stage: Stage,
+}
+
+impl WaitEntry {
+    /// An entry no waiter holds.
+    pub const VACANT: Self = Self {
+        waker: None,
+        since: 0,
+        want: 0,
+        generation: 0,
+        next: 0,
+        prev: 0,
+        stage: Stage::Vacant,
+    };
+}
+
+/// A waiter's claim on its entry.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct WaitKey {
+    index: u32,
+    generation: u32,
+}
+
+/// What a waiter finds when it looks at its entry.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Turn {
+    /// Still in line; the waker is kept up to date.
+    Waiting,
+    /// Served: it holds what it asked for. The entry is freed.
+    Granted(u32),
+    /// The line was closed before it was served. The entry is freed.
+    Closed,
+}
+
+/// Wakers to wake once the lock that found them is released.
+#[derive(Debug, Default)]
+pub struct WakeBatch {
+    wakers: [Option<Waker>; WAKE_BATCH],
+    len: usize,
+}
+
+impl WakeBatch {
+    /// An empty batch.
+    #[must_use]
+    pub const fn new() -> Self {
+        Self {
+            wakers: [const { None }; WAKE_BATCH],
+            len: 0,
+        }
+    }
+
+    /// Whether another waker fits.
+    #[must_use]
+    pub fn has_room(&self) -> bool {
+        self.len < WAKE_BATCH
+    }
+
+    /// Adds `waker`, if any.
+    ///
+    /// # Panics
+    ///
+    /// If the batch is full; check [`has_room`](Self::has_room) first.
+    pub fn push(&mut self, waker: Option<Waker>) {
+        if let Some(waker) = waker {
+            self.wakers[self.len] = Some(waker);
+            self.len += 1;
+        }
+    }
+
+    /// Whether the batch filled up (so more may be waiting to be taken).
+    #[must_use]
+    pub fn is_full(&self) -> bool {
+        self.len == WAKE_BATCH
+    }
+
+    /// Wakes every waker taken, in order.
+    pub fn wake(self) {
+        for waker in self.wakers.into_iter().flatten() {
+            waker.wake();
+        }
+    }
+}
+
+/// A first-in, first-out line of waiters, each asking for some amount
+/// (a semaphore's permits, a channel's slot), in a [`WaitStore`].
+///
+/// It does not lock, read a clock or wake anyone: its owner does all three
+/// and passes the time in. Every operation is O(1). See the module's
+/// invariants.
+#[derive(Debug)]
+pub struct WaitList<S> {
+    store: S,
+    head: u32,
+    tail: u32,
+    free: u32,
+    /// Entries ever handed out; beyond it, entries are vacant and unlinked.
+    used: u32,
+    waiting: u32,
+    peak: u32,
+}
+
+impl<S: WaitStore> WaitList<S> {
+    /// An empty line over `store` (its entries all vacant).
+    pub const fn new(store: S) -> Self {
+        Self {
+            store,
+            head: 0,
+            tail: 0,
+            free: 0,
+            used: 0,
+            waiting: 0,
+            peak: 0,
+        }
+    }
+
+    /// Waiters in line now.
+    #[must_use]
+    pub fn waiting(&self) -> u32 {
+        self.waiting
+    }
+
+    /// The most waiters ever in line at once.
+    #[must_use]
+    pub fn peak(&self) -> u32 {
+        self.peak
+    }
+
+    /// When the first in line joined it (it has waited longest).
+    #[must_use]
+    pub fn oldest_since(&self) -> Option<u64> {
+        self.at(self.head).map(|entry| entry.since)
+    }
+
+    /// How much the first in line asks for.
+    #[must_use]
+    pub fn head_want(&self) -> Option<u32> {
+        self.at(self.head).map(|entry| entry.want)
+    }
+
+    fn at(&self, link: u32) -> Option<&WaitEntry> {
+        let index = link.checked_sub(1)?;
+        self.store.entries().get(index as usize)
+    }
+
+    fn entry(&mut self, index: u32) -> &mut WaitEntry {
+        &mut self.store.entries_mut()[index as usize]
+    }
+
+    /// Joins the end of the line asking for `want`, at time `now`; `None`
+    /// when the store is full.
+    pub fn push(&mut self, waker: &Waker, want: u32, now: u64) -> Option<WaitKey> {
+        let index = self.vacant()?;
+        let tail = self.tail;
+        let entry = self.entry(index);
+        entry.waker = Some(waker.clone());
+        entry.since = now;
+        entry.want = want;
+        entry.stage = Stage::Waiting;
+        entry.prev = tail;
+        entry.next = 0;
+        let key = WaitKey {
+            index,
+            generation: entry.generation,
+        };
+        match tail.checked_sub(1) {
+            Some(last) => self.entry(last).next = index + 1,
+            None => self.head = index + 1,
+        }
+        self.tail = index + 1;
+        self.waiting += 1;
+        self.peak = self.peak.max(self.waiting);
+        Some(key)
+    }
+
+    fn vacant(&mut self) -> Option<u32> {
+        if let Some(index) = self.free.checked_sub(1) {
+            self.free = self.entry(index).next;
+            return Some(index);
+        }
+        let index = self.used;
+        if (index as usize) >= self.store.entries().len() && !self.store.grow() {
+            return None;
+        }
+        self.used += 1;
+        Some(index)
+    }
+
+    fn release(&mut self, index: u32) {
+        let free = self.free;
+        let entry = self.entry(index);
+        entry.waker = None;
+        entry.stage = Stage::Vacant;
+        entry.generation = entry.generation.wrapping_add(1);
+        entry.prev = 0;
+        entry.next = free;
+        self.free = index + 1;
+    }
+
+    fn unlink(&mut self, index: u32) {
+        let (prev, next) = {
+            let entry = self.entry(index);
+            (entry.prev, entry.next)
+        };
+        match prev.checked_sub(1) {
+            Some(before) => self.entry(before).next = next,
+            None => self.head = next,
+        }
+        match next.checked_sub(1) {
+            Some(after) => self.entry(after).prev = prev,
+            None => self.tail = prev,
+        }
+        self.waiting -= 1;
+    }
+
+    fn checked(&mut self, key: WaitKey) -> &mut WaitEntry {
+        let entry = self.entry(key.index);
+        assert!(
+            entry.generation == key.generation && entry.stage != Stage::Vacant,
+            "a wait key outlived its entry"
+        );
+        entry
+    }
+
+    /// Looks at `key`'s entry: still waiting (its waker replaced by `waker`
+    /// if they differ), or settled, which frees it.
+    pub fn poll(&mut self, key: WaitKey, waker: &Waker) -> Turn {
+        let entry = self.checked(key);
+        let turn = match entry.stage {
+            Stage::Waiting => {
+                if !entry
+                    .waker
+                    .as_ref()
+                    .is_some_and(|kept| kept.will_wake(waker))
+                {
+                    entry.waker = Some(waker.clone());
+                }
+                return Turn::Waiting;
+            }
+            Stage::Granted => Turn::Granted(entry.want),
+            Stage::Closed | Stage::Vacant => Turn::Closed,
+        };
+        self.release(key.index);
+        turn
+    }
+
+    /// Gives up `key`'s entry; returns what it had been granted and not yet
+    /// taken, which the owner must hand on.
+    pub fn cancel(&mut self, key: WaitKey) -> u32 {
+        let entry = self.checked(key);
+        let granted = match entry.stage {
+            Stage::Granted => entry.want,
+            Stage::Waiting => {
+                self.unlink(key.index);
+                0
+            }
+            Stage::Closed | Stage::Vacant => 0,
+        };
+        self.release(key.index);
+        granted
+    }
+
+    /// Serves (`grant`) or turns away (`!grant`) the first in line: it
+    /// leaves the line, settled, and its waker is returned to be woken.
+    pub fn settle_head(&mut self, grant: bool) -> Option<Waker> {
+        let index = self.head.checked_sub(1)?;
+        self.unlink(index);
+        let entry = self.entry(index);
+        entry.stage = if grant { Stage::Granted } else { Stage::Closed };
+        entry.waker.take()
+    }
+
+    /// Turns away everyone in line, up to a batch: their wakers go into
+    /// `batch`. Call again while the batch comes back full.
+    pub fn close_into(&mut self, batch: &mut WakeBatch) {
+        while batch.has_room() && self.head != 0 {
+            batch.push(self.settle_head(false));
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::sync::Arc;
+    use std::task::Wake;
+
+    struct Noop;
+    impl Wake for Noop {
+        fn wake(self: Arc<Self>) {}
+    }
+
+    fn waker() -> Waker {
+        Waker::from(Arc::new(Noop))
+    }
+
+    #[test]
+    fn the_line_is_served_in_order_and_a_cancel_hands_on_its_grant() {
+        let mut list = WaitList::new([const { WaitEntry::VACANT }; 3]);
+        let w = waker();
+        let a = list.push(&w, 1, 10).unwrap();
+        let b = list.push(&w, 2, 11).unwrap();
+        let c = list.push(&w, 1, 12).unwrap();
+        assert!(list.push(&w, 1, 13).is_none(), "a fixed store is full");
+        assert_eq!((list.waiting(), list.oldest_since()), (3, Some(10)));
+        assert_eq!(list.cancel(b), 0, "a waiter leaves from the middle");
+        assert_eq!(list.head_want(), Some(1));
+        assert!(list.settle_head(true).is_some());
+        assert_eq!(list.oldest_since(), Some(12));
+        assert_eq!(list.poll(a, &w), Turn::Granted(1));
+        assert!(list.settle_head(true).is_some());
+        assert_eq!(list.cancel(c), 1, "an untaken grant comes back");
+        assert_eq!((list.waiting(), list.peak()), (0, 3));
+        let d = list.push(&w, 5, 20).unwrap();
+        assert_ne!(d, a, "a reused entry has a new generation");
+        let mut batch = WakeBatch::new();
+        list.close_into(&mut batch);
+        assert_eq!(list.poll(d, &w), Turn::Closed);
+    }
+}

@@ -914,3 +914,83 @@ fn a_timer_late_behind_a_blocked_poll_is_worker_blocked() {
     );
     blocked.finish();
 }
+
+/// Producers waiting on a full named channel and a consumer waiting for
+/// permits are the application's own bounds at work: a loaded system whose
+/// waits stay short reports nothing, and once the consumer stops getting
+/// permits, each line is reported as `Backpressure` by its name, never as
+/// `NoWake`.
+#[test]
+fn waits_in_a_channel_or_semaphore_line_are_backpressure_by_name() {
+    use dinah::sync::{SharedSemaphore, mpsc as channel};
+
+    let clock = ManualClock::new();
+    let executor = executor(&clock, ExecutorConfig::default());
+    let monitor = executor.monitor();
+    let (tx, mut rx) = channel::named::<u32>("intake", 1).unwrap();
+    let credits = SharedSemaphore::named("credits", 0);
+    let consumer_credits = credits.clone();
+    drop(
+        executor
+            .try_spawn(async move {
+                loop {
+                    match consumer_credits.acquire().await {
+                        Ok(permit) => permit.forget(),
+                        Err(_) => return,
+                    }
+                    if rx.recv().await.is_none() {
+                        return;
+                    }
+                }
+            })
+            .unwrap(),
+    );
+    for producer in 0..3 {
+        let tx = tx.clone();
+        drop(
+            executor
+                .try_spawn(async move { while tx.send(producer).await.is_ok() {} })
+                .unwrap(),
+        );
+    }
+    drop(tx);
+    // Loaded and healthy: producers wait in line every round, briefly.
+    for round in 0..30 {
+        clock.advance(50 * MS);
+        credits.add_permits(3);
+        executor.tick(usize::MAX);
+        executor.tick(usize::MAX);
+        assert_eq!(monitor.diagnose(&thresholds()), [], "round {round}");
+    }
+    // The consumer spends what it has left, at this same instant, and then
+    // gets no more permits: both lines stall from now.
+    while executor.tick(usize::MAX).polled > 0 {}
+    assert_eq!(credits.available(), 0);
+    let stalled_at = 31;
+    for round in stalled_at..stalled_at + 30 {
+        clock.advance(50 * MS);
+        executor.tick(usize::MAX);
+        let verdicts = monitor.diagnose(&thresholds());
+        assert!(
+            !causes(&verdicts).contains(&Cause::NoWake),
+            "round {round}: {verdicts:?}"
+        );
+        let waited = (round - stalled_at + 1) * 50 * MS;
+        if waited <= Duration::from_secs(1) {
+            assert_eq!(verdicts, [], "round {round}");
+            continue;
+        }
+        let lines: Vec<(Option<&str>, usize)> = verdicts
+            .iter()
+            .map(|verdict| match verdict {
+                Verdict::Backpressure { on, waiting, .. } => (*on, *waiting),
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect();
+        assert_eq!(lines.len(), 2, "round {round}: {verdicts:?}");
+        assert!(lines.contains(&(Some("intake"), 3)), "{verdicts:?}");
+        assert!(lines.contains(&(Some("credits"), 1)), "{verdicts:?}");
+    }
+    let figures = credits.figures();
+    assert_eq!((figures.name, figures.waiting), (Some("credits"), 1));
+}

@@ -125,6 +125,12 @@ where
             done: false,
         }
     }
+
+    /// Whether it waits in line.
+    #[must_use]
+    pub fn is_waiting(&self) -> bool {
+        self.slot.is_waiting()
+    }
 }
 
 impl<H: Deref> Unpin for Sending<H> where H::Target: ChannelLock {}
@@ -185,6 +191,27 @@ where
     }
 }
 
+/// Sends `value` into `channel` if a slot is free and nobody waits, and
+/// wakes the receiver.
+///
+/// # Errors
+///
+/// The value, with `WouldWait` (counted) or `Closed`.
+pub fn try_send<L: ChannelLock + ?Sized>(
+    channel: &L,
+    value: <L::Buffer as Slots>::Item,
+) -> Result<(), SendError<<L::Buffer as Slots>::Item>> {
+    match channel.with(|state| state.try_send(value)) {
+        Ok(receiver) => {
+            if let Some(receiver) = receiver {
+                receiver.wake();
+            }
+            Ok(())
+        }
+        Err((value, reason)) => Err(SendError::new(value, reason)),
+    }
+}
+
 /// Polls a channel's receive once: a value, the end (`None`), or
 /// `Pending` with the waker kept.
 pub fn poll_recv<L: ChannelLock + ?Sized>(
@@ -223,6 +250,12 @@ where
             want,
             key: None,
         }
+    }
+
+    /// Whether it waits in line.
+    #[must_use]
+    pub fn is_waiting(&self) -> bool {
+        self.key.is_some()
     }
 }
 

@@ -114,7 +114,7 @@ impl<T, const N: usize, const W: usize> Channel<T, N, W> {
     /// before (a channel has one receiver, once).
     pub fn split(&self) -> Option<(Sender<'_, T, N, W>, Receiver<'_, T, N, W>)> {
         self.with(ChannelState::open)
-            .then_some((Sender { channel: self }, Receiver { channel: self }))
+            .then(|| (Sender { channel: self }, Receiver { channel: self }))
     }
 
     /// Sends `value` if a slot is free and no sender waits; from a task or
@@ -125,15 +125,7 @@ impl<T, const N: usize, const W: usize> Channel<T, N, W> {
     /// The value, with [`Refusal::WouldWait`](super::Refusal::WouldWait)
     /// or [`Refusal::Closed`](super::Refusal::Closed).
     pub fn try_send(&self, value: T) -> Result<(), SendError<T>> {
-        match self.with(|state| state.try_send(value)) {
-            Ok(receiver) => {
-                if let Some(receiver) = receiver {
-                    receiver.wake();
-                }
-                Ok(())
-            }
-            Err((value, reason)) => Err(SendError::new(value, reason)),
-        }
+        raw::try_send(self, value)
     }
 
     /// Its name, if it was given one.
@@ -177,7 +169,7 @@ impl<T, const N: usize, const W: usize> ChannelLock for Channel<T, N, W> {
 }
 
 /// The future of [`Sender::send`].
-pub type Send<'a, T, const N: usize, const W: usize> = Sending<&'a Channel<T, N, W>>;
+pub type SendFuture<'a, T, const N: usize, const W: usize> = Sending<&'a Channel<T, N, W>>;
 
 /// A sending end of a [`Channel`]; clone it for more. When the last one
 /// goes, the receiver sees the end once it has taken what was sent.
@@ -198,7 +190,7 @@ impl<'a, T, const N: usize, const W: usize> Sender<'a, T, N, W> {
     /// the receiver closed or went away, or
     /// [`Refusal::LineFull`](super::Refusal::LineFull) when `W` senders
     /// already wait.
-    pub fn send(&self, value: T) -> Send<'a, T, N, W> {
+    pub fn send(&self, value: T) -> SendFuture<'a, T, N, W> {
         Sending::new(self.channel, value)
     }
 

@@ -44,7 +44,8 @@ pub struct SendError<T> {
 }
 
 impl<T> SendError<T> {
-    pub(crate) const fn new(value: T, reason: Refusal) -> Self {
+    /// `value`, refused for `reason`.
+    pub const fn new(value: T, reason: Refusal) -> Self {
         Self { value, reason }
     }
 

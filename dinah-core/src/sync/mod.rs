@@ -16,7 +16,7 @@ mod figures;
 mod semaphore;
 
 pub use cancel::CancellationToken;
-pub use channel::{Channel, Receiver, Recv, Send, Sender};
+pub use channel::{Channel, Receiver, Recv, SendFuture, Sender};
 pub use error::{Refusal, SendError, TryRecvError};
 pub use figures::{ChannelFigures, SemaphoreFigures};
 pub use semaphore::{Acquire, Permit, Semaphore};

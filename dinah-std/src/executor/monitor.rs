@@ -67,6 +67,9 @@ impl ExecutorMonitor {
     ///   have been ready longer than `ready_delay`;
     /// - [`NoWake`](Verdict::NoWake) for each task pending, not ready and not
     ///   woken for longer than `no_wake`;
+    /// - [`Backpressure`](Verdict::Backpressure) for each channel or
+    ///   semaphore whose line has held a task longer than `no_wake` (such
+    ///   tasks are not `NoWake`);
     /// - [`AdmissionFull`](Verdict::AdmissionFull) when the spawner ingress
     ///   (or the live-task cap) refused a submission within
     ///   `admission_window`.

@@ -31,6 +31,12 @@ pub(crate) struct TaskProbe {
     /// While it waits: when the timer its last poll armed is due, if that
     /// poll armed one (then a wait up to then is no lost wake).
     timer_due: Stamp,
+    /// While it waits in the line of a channel or semaphore: the name of
+    /// what it waits on (if any) and since when (a known wake path: the
+    /// other side).
+    line: Mutex<Option<(Option<&'static str>, u64)>>,
+    /// `line` is set (read without the lock).
+    in_line: AtomicBool,
     /// When it was submitted, for its first-poll delay.
     spawned: Stamp,
     /// How long its first poll waited after its submission.
@@ -52,6 +58,8 @@ impl TaskProbe {
             ready: Stamp::new(),
             waiting: Stamp::new(),
             timer_due: Stamp::new(),
+            line: Mutex::new(None),
+            in_line: AtomicBool::new(false),
             spawned: Stamp::new(),
             first_poll_delay: Stamp::new(),
             polls: AtomicU64::new(0),
@@ -246,6 +254,7 @@ impl ExecProbe {
         slot.waiting.clear();
         slot.timer_due.clear();
         crate::time::take_armed();
+        crate::sync::take_wait();
         let task = slot.id();
         let waited = if first {
             Waited::FirstPoll(now.saturating_sub(slot.spawned.get().unwrap_or(now)))
@@ -329,6 +338,16 @@ impl ExecProbe {
             None if queued => slot.ready.set_if_unset(now),
             None => {
                 slot.waiting.set(now);
+                match crate::sync::take_wait() {
+                    Some(wait) => {
+                        let mut line = lock_std(&slot.line);
+                        if wait.joined || line.is_none() {
+                            *line = Some((wait.name, now));
+                        }
+                        slot.in_line.store(true, Ordering::Relaxed);
+                    }
+                    None => Self::leave_line(slot),
+                }
                 if let Some(due_in) = crate::time::take_armed() {
                     slot.timer_due
                         .set(now.saturating_add(due_in.saturating_mul(1_000)));
@@ -379,10 +398,17 @@ impl ExecProbe {
         );
     }
 
+    fn leave_line(slot: &TaskProbe) {
+        if slot.in_line.swap(false, Ordering::Relaxed) {
+            *lock_std(&slot.line) = None;
+        }
+    }
+
     fn clear(&self, slot: &TaskProbe) {
         slot.ready.clear();
         slot.waiting.clear();
         slot.timer_due.clear();
+        Self::leave_line(slot);
         slot.live.store(false, Ordering::Relaxed);
     }
 
@@ -451,6 +477,7 @@ impl ExecProbe {
         let blocked = polling.filter(|&(_, start)| over(start, thresholds.blocked));
         let mut verdicts = Vec::new();
         let mut ready: Vec<(u64, TaskId)> = Vec::new();
+        let mut lines: Vec<(Option<&'static str>, usize, u64)> = Vec::new();
         // A poll running longer than `ready_delay` explains the tasks ready
         // behind it: they are its evidence once it counts as blocked, and
         // not a verdict of their own before.
@@ -468,6 +495,19 @@ impl ExecProbe {
                 // ready, and the executor is not getting to it.
                 if over(due, thresholds.ready_delay) {
                     ready.push((due, task));
+                }
+            } else if let Some((name, since)) = *lock_std(&slot.line) {
+                // Waiting in a channel's or semaphore's line: the other
+                // side wakes it. Long waits there are the application's
+                // capacity at work, not a lost wake.
+                if over(since, thresholds.no_wake) {
+                    match lines.iter_mut().find(|(on, ..)| *on == name) {
+                        Some((_, waiting, oldest)) => {
+                            *waiting += 1;
+                            *oldest = (*oldest).min(since);
+                        }
+                        None => lines.push((name, 1, since)),
+                    }
                 }
             } else if let Some(at) = slot.waiting.get()
                 && over(at, thresholds.no_wake)
@@ -493,6 +533,13 @@ impl ExecProbe {
                 task,
                 ready_for: Duration::from_nanos(age(at)),
                 ready_tasks: ready.len(),
+            });
+        }
+        for (on, waiting, since) in lines {
+            verdicts.push(Verdict::Backpressure {
+                on,
+                waiting,
+                longest: Duration::from_nanos(age(since)),
             });
         }
         if let Some(at) = self.last_full.get()

@@ -61,6 +61,9 @@ pub enum Cause {
     BlockingSaturated,
     /// A bounded queue the application owns refuses submissions.
     AdmissionFull,
+    /// Tasks wait long in the line of a channel or semaphore the
+    /// application owns.
+    Backpressure,
 }
 
 /// One thing that is not progressing, why, and the figures that show it.
@@ -135,6 +138,19 @@ pub enum Verdict {
         /// The queue's capacity.
         capacity: usize,
     },
+    /// Tasks have waited longer than [`Thresholds::no_wake`] in the line of
+    /// a channel (for a slot) or a semaphore (for permits): the
+    /// application's own bound at work, and its wake path is known (the
+    /// receiver, or whoever holds the permits). Not a runtime fault, and
+    /// never reported as `NoWake`. One verdict per line, by name.
+    Backpressure {
+        /// The name of the channel or semaphore (`None`: not named).
+        on: Option<&'static str>,
+        /// Tasks waiting in its line longer than the threshold.
+        waiting: usize,
+        /// How long the first of them has waited.
+        longest: Duration,
+    },
 }
 
 impl Verdict {
@@ -147,6 +163,7 @@ impl Verdict {
             Self::WorkerBlocked { .. } => Cause::WorkerBlocked,
             Self::BlockingSaturated { .. } => Cause::BlockingSaturated,
             Self::AdmissionFull { .. } => Cause::AdmissionFull,
+            Self::Backpressure { .. } => Cause::Backpressure,
         }
     }
 }
@@ -206,6 +223,15 @@ impl fmt::Display for Verdict {
             } => write!(
                 f,
                 "AdmissionFull: {rejected_full} refused as full, the latest {since_last:?} ago; {queued}/{capacity} queued"
+            ),
+            Self::Backpressure {
+                on,
+                waiting,
+                longest,
+            } => write!(
+                f,
+                "Backpressure: {waiting} tasks waiting on {}, the first for {longest:?}",
+                on.unwrap_or("an unnamed channel or semaphore")
             ),
         }
     }

@@ -1,0 +1,104 @@
+//! The storage and lock the std channels and semaphores put around the
+//! core's wait logic: a line that grows, a mutex, and a microsecond clock
+//! for how long waiters have waited.
+#![forbid(unsafe_code)]
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use dinah_core::raw::{Lock, Settle, Slots, WaitEntry, WaitStore};
+
+use crate::primitives::{Mutex, lock};
+
+/// A line of waiters with no fixed bound.
+#[derive(Debug, Default)]
+pub(crate) struct Growing(Vec<WaitEntry>);
+
+impl WaitStore for Growing {
+    fn entries(&self) -> &[WaitEntry] {
+        &self.0
+    }
+    fn entries_mut(&mut self) -> &mut [WaitEntry] {
+        &mut self.0
+    }
+    fn grow(&mut self) -> bool {
+        self.0.push(WaitEntry::VACANT);
+        true
+    }
+}
+
+/// A buffer of at most `capacity` values, allocated as it fills.
+#[derive(Debug)]
+pub(crate) struct Bounded<T> {
+    values: VecDeque<T>,
+    capacity: usize,
+}
+
+impl<T> Bounded<T> {
+    pub(crate) fn new(capacity: usize) -> Self {
+        Self {
+            values: VecDeque::new(),
+            capacity,
+        }
+    }
+}
+
+impl<T> Slots for Bounded<T> {
+    type Item = T;
+    fn push(&mut self, value: T) -> Result<(), T> {
+        if self.values.len() < self.capacity {
+            self.values.push_back(value);
+            Ok(())
+        } else {
+            Err(value)
+        }
+    }
+    fn pop(&mut self) -> Option<T> {
+        self.values.pop_front()
+    }
+    fn len(&self) -> usize {
+        self.values.len()
+    }
+    fn capacity(&self) -> usize {
+        self.capacity
+    }
+}
+
+/// A state behind a mutex, with a name and a microsecond clock.
+#[derive(Debug)]
+pub(crate) struct Locked<S> {
+    pub(crate) name: Option<&'static str>,
+    origin: Instant,
+    state: Mutex<S>,
+}
+
+impl<S> Locked<S> {
+    pub(crate) fn new(name: Option<&'static str>, state: S) -> Self {
+        Self {
+            name,
+            origin: Instant::now(),
+            state: Mutex::new(state),
+        }
+    }
+
+    fn micros(&self) -> u64 {
+        u64::try_from(self.origin.elapsed().as_micros()).unwrap_or(u64::MAX)
+    }
+
+    /// How long ago `since` (a reading of [`Lock::now`]) was, in µs.
+    pub(crate) fn waited(&self, since: Option<u64>) -> Option<u64> {
+        since.map(|since| self.micros().saturating_sub(since))
+    }
+}
+
+impl<S: Settle> Lock for Locked<S> {
+    type State = S;
+
+    fn with<R>(&self, f: impl FnOnce(&mut S) -> R) -> R {
+        f(&mut lock(&self.state))
+    }
+
+    fn now(&self) -> u64 {
+        self.micros()
+    }
+}

@@ -795,8 +795,15 @@ fn every_figure_the_operations_sheet_names_is_one_the_code_emits() {
                     queued: 0,
                     capacity: 0
                 },
+                Verdict::Backpressure {
+                    on: None,
+                    waiting: 0,
+                    longest: MS
+                },
             ]
         ),
+        format!("{:?}", dinah::sync::ChannelFigures::default()),
+        format!("{:?}", dinah::sync::SemaphoreFigures::default()),
     ]
     .join(" ");
     let sheet = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/operations.md"))
@@ -810,7 +817,7 @@ fn every_figure_the_operations_sheet_names_is_one_the_code_emits() {
             line.starts_with("| ") && !line.starts_with("| symptom") && !line.starts_with("| ---")
         })
         .collect();
-    assert_eq!(rows.len(), 6, "one row per cause, and one for timers");
+    assert_eq!(rows.len(), 7, "one row per cause, and one for timers");
     let mut named = 0;
     for row in rows {
         let figures = row.split(" | ").nth(2).unwrap();

@@ -1,0 +1,106 @@
+//! Loom models of the channel's and the semaphore's wait protocol (the
+//! core's `WaitList`, `ChannelState` and `Permits` behind `dinah-std`'s
+//! mutex): a send waiting on a full channel against the receive that frees
+//! its slot, the last sender leaving against a waiting receive, a release
+//! against an acquire joining the line, and an acquire given up against
+//! the grant that reaches it. A lost wake shows as a deadlock, a lost
+//! value or permit as a failed assertion.
+#![cfg(loom)]
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+
+use dinah_std::sync::{SharedSemaphore, mpsc};
+use loom::thread;
+
+/// Wakes by unparking the thread that polls.
+struct Unpark(thread::Thread);
+
+impl Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// Polls `future` on this thread, parking between polls.
+fn block_on<F: Future>(future: F) -> F::Output {
+    let waker = Waker::from(Arc::new(Unpark(thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut future = pin!(future);
+    loop {
+        if let Poll::Ready(value) = future.as_mut().poll(&mut cx) {
+            return value;
+        }
+        thread::park();
+    }
+}
+
+#[test]
+fn a_send_waiting_on_a_full_channel_is_woken_by_the_receive() {
+    loom::model(|| {
+        let (tx, mut rx) = mpsc::channel::<u32>(1).unwrap();
+        let producer = thread::spawn(move || {
+            block_on(tx.send(1)).unwrap();
+            block_on(tx.send(2)).unwrap();
+        });
+        assert_eq!(block_on(rx.recv()), Some(1));
+        assert_eq!(block_on(rx.recv()), Some(2));
+        assert_eq!(block_on(rx.recv()), None, "the sender is gone");
+        producer.join().unwrap();
+    });
+}
+
+#[test]
+fn two_senders_waiting_each_get_their_turn() {
+    loom::model(|| {
+        let (tx, mut rx) = mpsc::channel::<u32>(1).unwrap();
+        tx.try_send(0).unwrap();
+        let other = tx.clone();
+        let a = thread::spawn(move || block_on(tx.send(1)).unwrap());
+        let b = thread::spawn(move || block_on(other.send(2)).unwrap());
+        let mut got = Vec::new();
+        while let Some(value) = block_on(rx.recv()) {
+            got.push(value);
+        }
+        a.join().unwrap();
+        b.join().unwrap();
+        got.sort_unstable();
+        assert_eq!(got, [0, 1, 2]);
+    });
+}
+
+#[test]
+fn a_release_reaches_an_acquire_joining_the_line() {
+    loom::model(|| {
+        let semaphore = SharedSemaphore::new(1);
+        let held = semaphore.try_acquire_owned().unwrap();
+        let releaser = thread::spawn(move || drop(held));
+        let permit = block_on(semaphore.acquire()).unwrap();
+        drop(permit);
+        releaser.join().unwrap();
+        assert_eq!(semaphore.available(), 1);
+    });
+}
+
+#[test]
+fn an_acquire_given_up_while_granted_passes_the_permit_on() {
+    loom::model(|| {
+        let semaphore = SharedSemaphore::new(1);
+        let held = semaphore.try_acquire_owned().unwrap();
+        let waiter = {
+            let semaphore = semaphore.clone();
+            thread::spawn(move || {
+                // Joins the line, then gives up whether or not it was
+                // granted in the meantime.
+                let mut acquire = pin!(semaphore.acquire());
+                let mut cx = Context::from_waker(Waker::noop());
+                let _ = acquire.as_mut().poll(&mut cx);
+            })
+        };
+        drop(held);
+        waiter.join().unwrap();
+        assert_eq!(semaphore.available(), 1, "the permit is not lost");
+    });
+}

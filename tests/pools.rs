@@ -498,7 +498,133 @@ macro_rules! contract {
     };
 }
 
+/// A waker that reports its wakes on a channel, tagged, so a test can wait
+/// for the wake that a pool thread sends.
+struct Tagged(Mutex<Sender<u32>>, u32);
+
+impl std::task::Wake for Tagged {
+    fn wake(self: Arc<Self>) {
+        let _ = self.0.lock().unwrap().send(self.1);
+    }
+}
+
+fn poll_tagged<F: std::future::Future + Unpin>(
+    future: &mut F,
+    woke: &Sender<u32>,
+    tag: u32,
+) -> std::task::Poll<F::Output> {
+    let waker = std::task::Waker::from(Arc::new(Tagged(Mutex::new(woke.clone()), tag)));
+    std::pin::Pin::new(future).poll(&mut std::task::Context::from_waker(&waker))
+}
+
+/// A pool whose one thread runs a gated task and whose one queue slot is
+/// taken by a second gated task: full until the first gate opens.
+fn full_pool<P: Pool>() -> (P, Vec<Sender<()>>, Vec<JoinHandle<u32>>, Receiver<()>) {
+    let pool = P::build(1, 1);
+    let (mut releases, mut gates) = occupy(&pool, 1);
+    let (release, started, task) = gate();
+    gates.push(
+        pool.spawn(task)
+            .unwrap_or_else(|_| panic!("one queued fits")),
+    );
+    releases.push(release);
+    (pool, releases, gates, started)
+}
+
+fn waiting_spawns_get_room_in_order_and_no_try_spawn_takes_it<P: Pool>() {
+    let (pool, releases, gates, second_started) = full_pool::<P>();
+    let spawner = pool.spawner();
+    let (woke, wakes) = mpsc::channel();
+    let mut first = spawner.spawn(|| 1u32);
+    let mut second = spawner.spawn(|| 2u32);
+    assert!(poll_tagged(&mut first, &woke, 1).is_pending());
+    assert!(poll_tagged(&mut second, &woke, 2).is_pending());
+    releases[0].send(()).unwrap();
+    // The first gate ends, the second leaves the queue: its slot is the
+    // first waiter's.
+    assert_eq!(wakes.recv().unwrap(), 1);
+    second_started.recv().unwrap();
+    assert!(
+        matches!(pool.spawn(|| 9u32), Err(SpawnError::Full(_))),
+        "{}: the freed slot is reserved for the first in line",
+        P::NAME
+    );
+    let std::task::Poll::Ready(Ok(one)) = poll_tagged(&mut first, &woke, 1) else {
+        panic!("{}: the first waiter is admitted", P::NAME);
+    };
+    assert!(poll_tagged(&mut second, &woke, 2).is_pending());
+    releases[1].send(()).unwrap();
+    assert_eq!(wakes.recv().unwrap(), 2, "then the second");
+    let std::task::Poll::Ready(Ok(two)) = poll_tagged(&mut second, &woke, 2) else {
+        panic!("{}: the second waiter is admitted", P::NAME);
+    };
+    assert_eq!((one.join(), two.join()), (Ok(1), Ok(2)));
+    assert!(gates.into_iter().all(|g| g.join() == Ok(7)));
+    let report = pool.shutdown(ShutdownPolicy::Drain);
+    assert_eq!(report.completed, 4);
+}
+
+fn a_waiting_spawn_dropped_hands_its_room_on<P: Pool>() {
+    let (pool, releases, gates, _second_started) = full_pool::<P>();
+    let spawner = pool.spawner();
+    let (woke, wakes) = mpsc::channel();
+    let drops = Arc::new(AtomicUsize::new(0));
+    let probe = DropProbe(Arc::clone(&drops));
+    let mut first = spawner.spawn(move || drop(probe));
+    let mut second = spawner.spawn(|| ());
+    assert!(poll_tagged(&mut first, &woke, 1).is_pending());
+    assert!(poll_tagged(&mut second, &woke, 2).is_pending());
+    releases[0].send(()).unwrap();
+    assert_eq!(wakes.recv().unwrap(), 1);
+    drop(first);
+    assert_eq!(drops.load(Ordering::SeqCst), 1, "its task is dropped unrun");
+    assert_eq!(wakes.recv().unwrap(), 2, "its room went on to the next");
+    let std::task::Poll::Ready(Ok(admitted)) = poll_tagged(&mut second, &woke, 2) else {
+        panic!("{}: the next waiter is admitted", P::NAME);
+    };
+    releases[1].send(()).unwrap();
+    assert_eq!(admitted.join(), Ok(()));
+    assert!(gates.into_iter().all(|g| g.join() == Ok(7)));
+}
+
+fn shutdown_turns_waiting_spawns_away_with_their_tasks<P: Pool + Send + 'static>() {
+    let (pool, releases, gates, _second_started) = full_pool::<P>();
+    let spawner = pool.spawner();
+    let (woke, wakes) = mpsc::channel();
+    let mut waiting = spawner.spawn(|| 3u32);
+    assert!(poll_tagged(&mut waiting, &woke, 1).is_pending());
+    let shutdown = thread::spawn(move || pool.shutdown(ShutdownPolicy::Drain));
+    assert_eq!(wakes.recv().unwrap(), 1, "shutdown wakes the line");
+    let std::task::Poll::Ready(Err(SpawnError::Shutdown(task))) =
+        poll_tagged(&mut waiting, &woke, 1)
+    else {
+        panic!("{}: a waiter is turned away at shutdown", P::NAME);
+    };
+    assert_eq!(task(), 3, "handed back intact");
+    releases.iter().for_each(|r| r.send(()).unwrap());
+    assert_eq!(shutdown.join().unwrap().completed, 2);
+    assert!(gates.into_iter().all(|g| g.join() == Ok(7)));
+}
+
+fn blocking_spawn_waits_for_room_on_a_thread<P: Pool>() {
+    let (pool, releases, gates, _second_started) = full_pool::<P>();
+    let spawner = pool.spawner();
+    let waiter = thread::spawn(move || {
+        spawner
+            .blocking_spawn(|| 5u32)
+            .unwrap_or_else(|_| panic!("it waits instead of refusing"))
+            .join()
+    });
+    releases.iter().for_each(|r| r.send(()).unwrap());
+    assert_eq!(waiter.join().unwrap(), Ok(5));
+    assert!(gates.into_iter().all(|g| g.join() == Ok(7)));
+}
+
 contract!(
+    waiting_spawns_get_room_in_order_and_no_try_spawn_takes_it,
+    a_waiting_spawn_dropped_hands_its_room_on,
+    shutdown_turns_waiting_spawns_away_with_their_tasks,
+    blocking_spawn_waits_for_room_on_a_thread,
     submit_join_and_ids,
     threads_are_named_and_overlap,
     full_hands_the_task_back,

@@ -8,8 +8,15 @@
 //!    took it, or the list a `CancelPending` shutdown hands back. A thread
 //!    takes an entry only by `pop_front`, so each runs at most once.
 //! 2. Admission is decided under the lock: `queued_tasks` (plus
-//!    `running_tasks` under [`AdmissionBound::InFlight`]) stays within the
-//!    capacity, and once the lifecycle leaves `Running` nothing is admitted.
+//!    `running_tasks` under [`AdmissionBound::InFlight`]) plus `reserved`
+//!    stays within the capacity, and once the lifecycle leaves `Running`
+//!    nothing is admitted.
+//! 6. Submitters waiting for room wait in `room`, first in, first out. Room
+//!    that frees while someone waits is reserved for the first in line
+//!    (`reserved`) before the lock is released, so no later submission
+//!    takes it; a reservation is used by its submitter's next poll or handed
+//!    to the next in line when that submitter gives up. Shutdown turns the
+//!    whole line away.
 //! 3. No lost wakeup: a thread decides to wait only while holding the lock
 //!    and seeing an empty queue, and counts itself in `idle` before waiting.
 //!    A spinning thread counts itself in `spinning` and re-checks the queue
@@ -35,8 +42,11 @@ use std::io;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use std::task::Waker;
+
 use dinah_core::config::LifecycleState;
 use dinah_core::executor::SpawnError;
+use dinah_core::raw::{WaitKey, WaitList, WakeBatch};
 use dinah_core::{TaskId, WorkerId};
 
 use super::job::{BatchJob, ClosureJob, Entry, Job};
@@ -50,6 +60,7 @@ use crate::primitives::{
     AtomicBool, AtomicU64, AtomicUsize, Builder, Condvar, JoinHandle as ThreadHandle, Mutex,
     Ordering, lock, wait, wait_timeout,
 };
+use crate::sync::Growing;
 use crate::task::{Join, JoinHandle};
 use crate::telemetry::hook::Hook;
 use crate::telemetry::{TelemetryConfig, Thresholds, Verdict};
@@ -102,8 +113,33 @@ struct Tally {
     cancelled: u64,
 }
 
+/// What one admission attempt did.
+pub(crate) enum Admitted<F, R> {
+    /// Queued: its handle.
+    Spawned(JoinHandle<R>),
+    /// Refused, handed back.
+    Refused(SpawnError<F, io::Error>),
+    /// In line for room, handed back to its waiting submitter.
+    Waiting(F, WaitKey),
+}
+
+/// How a submission asks for room.
+#[derive(Clone, Copy)]
+pub(crate) enum Ask<'a> {
+    /// Now or never.
+    Now,
+    /// Now, or in line, woken by this waker when room is reserved.
+    OrWait(&'a Waker),
+    /// With the room reserved for it in line.
+    Reserved,
+}
+
 struct State {
     queue: VecDeque<Entry>,
+    /// Submitters waiting for room.
+    room: WaitList<Growing>,
+    /// Room reserved for submitters served from `room`, not yet used.
+    reserved: usize,
     /// `Entry::Task`s in `queue`.
     queued_tasks: usize,
     /// Tasks a thread has taken and not finished.
@@ -154,6 +190,8 @@ impl Engine {
         Arc::new(Self {
             state: Mutex::new(State {
                 queue: VecDeque::with_capacity(config.capacity.min(1 << 12)),
+                room: WaitList::new(Growing::default()),
+                reserved: 0,
                 queued_tasks: 0,
                 running_tasks: 0,
                 lifecycle: LifecycleState::Created,
@@ -313,22 +351,79 @@ impl Engine {
         F: FnOnce() -> R + Send + 'static,
         R: Send + 'static,
     {
+        match self.admit(f, Ask::Now) {
+            Admitted::Spawned(handle) => Ok(handle),
+            Admitted::Refused(refused) => Err(refused),
+            Admitted::Waiting(f, _) => Err(SpawnError::Full(f)),
+        }
+    }
+
+    /// Tasks counted against the capacity, reservations included.
+    fn in_flight(&self, state: &State) -> usize {
+        state.reserved
+            + match self.config.bound {
+                AdmissionBound::Queued => state.queued_tasks,
+                AdmissionBound::InFlight => state.queued_tasks + state.running_tasks,
+            }
+    }
+
+    /// Reserves freed room for the first submitter in line, if there is
+    /// room and someone waits; returns its waker, to wake after the lock.
+    fn grant_room(&self, state: &mut State) -> Option<Waker> {
+        if state.room.waiting() == 0 || self.in_flight(state) >= self.config.capacity {
+            return None;
+        }
+        state.reserved += 1;
+        state.room.settle_head(true)
+    }
+
+    /// A waiting submitter gives up its place (its future dropped); room
+    /// reserved for it goes to the next in line.
+    pub(crate) fn leave_line(&self, key: WaitKey) {
         let mut state = lock(&self.state);
+        if state.room.cancel(key) > 0 {
+            state.reserved -= 1;
+        }
+        let next = self.grant_room(&mut state);
+        drop(state);
+        if let Some(next) = next {
+            next.wake();
+        }
+    }
+
+    /// Looks at a waiting submitter's turn.
+    pub(crate) fn turn(&self, key: WaitKey, waker: &Waker) -> dinah_core::raw::Turn {
+        lock(&self.state).room.poll(key, waker)
+    }
+
+    /// Admits `f`, hands it back, or (asked to) puts it in line for room.
+    pub(crate) fn admit<F, R>(self: &Arc<Self>, f: F, ask: Ask<'_>) -> Admitted<F, R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        let mut state = lock(&self.state);
+        if let Ask::Reserved = ask {
+            state.reserved -= 1;
+        }
         if state.lifecycle != LifecycleState::Running {
             state.rejected += 1;
             drop(state);
             self.refused(false);
-            return Err(SpawnError::Shutdown(f));
+            return Admitted::Refused(SpawnError::Shutdown(f));
         }
-        let in_flight = match self.config.bound {
-            AdmissionBound::Queued => state.queued_tasks,
-            AdmissionBound::InFlight => state.queued_tasks + state.running_tasks,
-        };
-        if in_flight >= self.config.capacity {
+        let jumps_line = !matches!(ask, Ask::Reserved) && state.room.waiting() > 0;
+        if jumps_line || self.in_flight(&state) >= self.config.capacity {
+            if let Ask::OrWait(waker) = ask {
+                let key = state.room.push(waker, 1, 0);
+                if let Some(key) = key {
+                    return Admitted::Waiting(f, key);
+                }
+            }
             state.rejected += 1;
             drop(state);
             self.refused(true);
-            return Err(SpawnError::Full(f));
+            return Admitted::Refused(SpawnError::Full(f));
         }
         // A pool with no thread must start one for this task, or refuse it.
         if self.config.on_demand
@@ -338,7 +433,7 @@ impl Engine {
             state.rejected += 1;
             drop(state);
             self.refused(false);
-            return Err(SpawnError::NoThread(f, error));
+            return Admitted::Refused(SpawnError::NoThread(f, error));
         }
         let id = self.next_id();
         let join = Join::queued(id);
@@ -365,7 +460,7 @@ impl Engine {
         if reap {
             self.reap();
         }
-        Ok(JoinHandle::new(join))
+        Admitted::Spawned(JoinHandle::new(join))
     }
 
     /// Queues `participants` entries of one batch, bypassing the capacity
@@ -441,13 +536,18 @@ impl Engine {
         loop {
             if let Some(entry) = state.queue.pop_front() {
                 let is_task = matches!(entry, Entry::Task(_));
+                let mut granted = None;
                 if is_task {
                     state.queued_tasks -= 1;
                     state.running_tasks += 1;
+                    granted = self.grant_room(&mut state);
                 }
                 state.busy += 1;
                 self.pending.store(state.queue.len(), Ordering::Release);
                 drop(state);
+                if let Some(granted) = granted {
+                    granted.wake();
+                }
                 let finished = match entry {
                     Entry::Task(mut job) => {
                         let ran = job.run(Some(cell), self.probe.get());
@@ -461,15 +561,22 @@ impl Engine {
                 };
                 state = lock(&self.state);
                 state.busy -= 1;
+                let mut granted = None;
                 if is_task {
                     state.running_tasks -= 1;
+                    granted = self.grant_room(&mut state);
                 }
-                if let Some(job) = finished {
+                if finished.is_some() || granted.is_some() {
                     // The handle resolves last, once every count and the
                     // task's place are settled: whoever it wakes sees the
                     // pool with room for the next one.
                     drop(state);
-                    job.resolve();
+                    if let Some(granted) = granted {
+                        granted.wake();
+                    }
+                    if let Some(job) = finished {
+                        job.resolve();
+                    }
                     state = lock(&self.state);
                 }
                 continue;
@@ -567,6 +674,21 @@ impl Engine {
             let _ = state.lifecycle.transition_to(LifecycleState::Stopping);
         }
         self.stopping.store(true, Ordering::Release);
+        // Submitters waiting for room are turned away (they hand their
+        // tasks back as `Shutdown`), woken outside the lock.
+        let mut turned_away = Vec::new();
+        loop {
+            let mut batch = WakeBatch::new();
+            state.room.close_into(&mut batch);
+            let full = batch.is_full();
+            turned_away.push(batch);
+            if !full {
+                break;
+            }
+        }
+        drop(state);
+        turned_away.into_iter().for_each(WakeBatch::wake);
+        let mut state = lock(&self.state);
         let mut taken = Vec::new();
         if policy == ShutdownPolicy::CancelPending {
             let queue = std::mem::take(&mut state.queue);

@@ -61,6 +61,7 @@ mod owner;
 mod probe;
 mod report;
 mod spawner;
+mod spawning;
 mod spin;
 mod worker;
 mod worker_cell;
@@ -71,6 +72,7 @@ pub use job::Unstarted;
 pub use monitor::PoolMonitor;
 pub use report::{PoolReport, PoolStats, Unfinished};
 pub use spawner::PoolSpawner;
+pub use spawning::Spawning;
 pub use worker::WorkerPool;
 pub use worker_cell::WorkerReport;
 

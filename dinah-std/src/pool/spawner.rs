@@ -9,6 +9,7 @@ use dinah_core::executor::SpawnError;
 
 use super::PoolStats;
 use super::engine::Engine;
+use super::spawning::{self, Spawning};
 use crate::task::JoinHandle;
 
 /// A clonable, thread-safe way to spawn onto a pool without owning it.
@@ -39,6 +40,65 @@ impl PoolSpawner {
         R: Send + 'static,
     {
         self.engine.try_spawn(f)
+    }
+
+    /// Spawns `f`, waiting while the pool is full: the future admits it at
+    /// once if there is room, or waits in line, first in, first out, and
+    /// resolves to its handle once room frees (room that frees is reserved
+    /// for the first in line; no `try_spawn` takes it). The task is never
+    /// lost: dropping the future before it resolves drops `f` unrun, and
+    /// hands room reserved for it to the next in line.
+    ///
+    /// ```
+    /// use dinah::{CoreConfig, LocalExecutor, WorkerPool};
+    ///
+    /// let pool = WorkerPool::new(CoreConfig::new(1).unwrap(), 1).unwrap();
+    /// let executor = LocalExecutor::new();
+    /// let spawner = pool.spawner();
+    /// let total = executor.block_on(async {
+    ///     let mut handles = Vec::new();
+    ///     for job in 0..8u64 {
+    ///         // Waits whenever the one queue slot is taken.
+    ///         handles.push(spawner.spawn(move || job * job).await.unwrap());
+    ///     }
+    ///     let mut total = 0;
+    ///     for handle in handles {
+    ///         total += handle.await.unwrap();
+    ///     }
+    ///     total
+    /// });
+    /// assert_eq!(total, 140);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`try_spawn`](Self::try_spawn), except that it waits instead of
+    /// returning [`SpawnError::Full`]: [`SpawnError::Shutdown`] once a
+    /// shutdown began (waiters are turned away then, and get `f` back), and
+    /// [`SpawnError::NoThread`] from a blocking pool.
+    pub fn spawn<F, R>(&self, f: F) -> Spawning<F, R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        Spawning::new(Arc::clone(&self.engine), f)
+    }
+
+    /// [`spawn`](Self::spawn) for a thread outside any executor: blocks
+    /// (parked) while it waits for room.
+    ///
+    /// Do not call it from one of the pool's own threads or from an
+    /// executor's thread: the room it waits for may need that thread.
+    ///
+    /// # Errors
+    ///
+    /// As [`spawn`](Self::spawn).
+    pub fn blocking_spawn<F, R>(&self, f: F) -> Result<JoinHandle<R>, SpawnError<F, io::Error>>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        spawning::wait(self.spawn(f))
     }
 
     /// The pool's counters now.

@@ -159,6 +159,34 @@ impl WorkerPool {
         self.owner.engine.try_spawn(f)
     }
 
+    /// Spawns `f`, waiting in line while the pool is full; see
+    /// [`PoolSpawner::spawn`], which this is.
+    ///
+    /// # Errors
+    ///
+    /// As [`PoolSpawner::spawn`].
+    pub fn spawn<F, R>(&self, f: F) -> super::Spawning<F, R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        super::Spawning::new(std::sync::Arc::clone(&self.owner.engine), f)
+    }
+
+    /// Spawns `f`, blocking this thread while the pool is full; see
+    /// [`PoolSpawner::blocking_spawn`], which this is.
+    ///
+    /// # Errors
+    ///
+    /// As [`PoolSpawner::spawn`].
+    pub fn blocking_spawn<F, R>(&self, f: F) -> Result<JoinHandle<R>, SpawnError<F, io::Error>>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        super::spawning::wait(self.spawn(f))
+    }
+
     /// A clonable handle for spawning from other threads (or from tasks).
     #[must_use]
     pub fn spawner(&self) -> PoolSpawner {

@@ -21,6 +21,7 @@ mod semaphore;
 mod shared;
 
 pub use cancel::CancellationHandle;
+pub(crate) use line::Growing;
 pub use semaphore::{OwnedAcquire, OwnedPermit, SharedAcquire, SharedPermit, SharedSemaphore};
 pub use shared::{Shared, SynchronizationError};
 

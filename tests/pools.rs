@@ -517,9 +517,13 @@ fn poll_tagged<F: std::future::Future + Unpin>(
     std::pin::Pin::new(future).poll(&mut std::task::Context::from_waker(&waker))
 }
 
+/// A full pool, the releases of its two gates, their handles, and the
+/// second gate's start signal.
+type FullPool<P> = (P, Vec<Sender<()>>, Vec<JoinHandle<u32>>, Receiver<()>);
+
 /// A pool whose one thread runs a gated task and whose one queue slot is
 /// taken by a second gated task: full until the first gate opens.
-fn full_pool<P: Pool>() -> (P, Vec<Sender<()>>, Vec<JoinHandle<u32>>, Receiver<()>) {
+fn full_pool<P: Pool>() -> FullPool<P> {
     let pool = P::build(1, 1);
     let (mut releases, mut gates) = occupy(&pool, 1);
     let (release, started, task) = gate();

@@ -7,18 +7,18 @@
 use std::cell::RefCell;
 use std::future::{Future, poll_fn};
 use std::pin::pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use dinah::executor::{AsyncExecutor, ExecutorConfig};
-use dinah::telemetry::Clock;
-use dinah::time::{
-    Alarm, Elapsed, MissedTicks, Tickless, TimerDriver, TimerFigures, TimerHandle, Timers,
-};
+use dinah::time::{Elapsed, MissedTicks, Tickless, TimerDriver, TimerFigures, TimerHandle, Timers};
 use dinah::{LocalExecutor, ReadyQueue};
 
 mod support;
+
+use support::keep_forever;
+use support::virtual_time::{JumpingAlarm, VirtualClock};
 
 /// A timer driver on virtual time, with an executor to run futures on it.
 trait Harness {
@@ -31,43 +31,6 @@ trait Harness {
     fn figures(&self) -> TimerFigures;
 }
 
-/// A millisecond clock that moves only when told to.
-#[derive(Debug, Default)]
-struct VirtualClock(AtomicU64);
-
-impl Clock for VirtualClock {
-    fn now(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
-    }
-    fn ticks_per_second(&self) -> u64 {
-        1_000
-    }
-}
-
-/// An alarm that is virtual time itself: setting it moves the clock to the
-/// alarm's time and reports it reached, so the run loop fires the timers
-/// instead of sleeping.
-struct JumpingAlarm(&'static VirtualClock);
-
-impl Alarm for JumpingAlarm {
-    fn set(&mut self, at: u64) -> bool {
-        self.0.0.fetch_max(at, Ordering::Relaxed);
-        false
-    }
-    fn clear(&mut self) {}
-}
-
-/// What the core harness leaks for `'static`, kept reachable (so that Miri
-/// does not count it as a leak).
-static KEPT: std::sync::Mutex<Vec<&'static (dyn std::any::Any + Sync)>> =
-    std::sync::Mutex::new(Vec::new());
-
-fn keep<T: std::any::Any + Sync>(value: Box<T>) -> &'static T {
-    let value: &'static T = Box::leak(value);
-    KEPT.lock().unwrap().push(value);
-    value
-}
-
 struct Core {
     timers: &'static Timers<8, &'static VirtualClock>,
     clock: &'static VirtualClock,
@@ -77,10 +40,10 @@ struct Core {
 impl Harness for Core {
     type Driver = &'static Timers<8, &'static VirtualClock>;
     fn new() -> Self {
-        let clock: &'static VirtualClock = keep(Box::default());
-        let queue: &'static ReadyQueue<2> = keep(Box::new(ReadyQueue::new()));
+        let clock: &'static VirtualClock = keep_forever(VirtualClock::default());
+        let queue: &'static ReadyQueue<2> = keep_forever(ReadyQueue::new());
         Self {
-            timers: keep(Box::new(Timers::new(clock))),
+            timers: keep_forever(Timers::new(clock)),
             clock,
             executor: AsyncExecutor::new(queue).unwrap(),
         }

@@ -9,6 +9,8 @@ use dinah::queue::{FifoQueue, QueuePushError};
 
 pub(crate) mod chrome;
 pub(crate) mod models;
+#[allow(dead_code)]
+pub(crate) mod virtual_time;
 
 /// A `BoundedQueue` with hooks: `len()` answers what `reported_len` says
 /// given the true length, and `before_pop` sees the number of each `pop`

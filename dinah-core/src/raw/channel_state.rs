@@ -229,12 +229,18 @@ impl<B: Slots<Item = T>, S: WaitStore, T> ChannelState<B, S> {
         Ok(self.put(value))
     }
 
-    /// One poll of a send: sends, joins the line, or finds its slot.
+    /// One poll of a send: sends, joins the line (at the time `now` reads,
+    /// read only then), or finds its slot.
     ///
     /// # Panics
     ///
     /// If `slot` was already sent or refused.
-    pub fn poll_send(&mut self, slot: &mut SendSlot<T>, waker: &Waker, now: u64) -> SendPoll<T> {
+    pub fn poll_send(
+        &mut self,
+        slot: &mut SendSlot<T>,
+        waker: &Waker,
+        now: impl FnOnce() -> u64,
+    ) -> SendPoll<T> {
         let Some(value) = slot.value.take() else {
             panic!("a send polled after it completed");
         };
@@ -245,7 +251,7 @@ impl<B: Slots<Item = T>, S: WaitStore, T> ChannelState<B, S> {
             if self.free() > 0 && self.line.waiting() == 0 {
                 return SendPoll::Sent(self.put(value));
             }
-            return match self.line.push(waker, 1, now) {
+            return match self.line.push(waker, 1, now()) {
                 Some(key) => {
                     slot.key = Some(key);
                     slot.value = Some(value);

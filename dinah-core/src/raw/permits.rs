@@ -76,8 +76,9 @@ impl<S: WaitStore> Permits<S> {
         }
     }
 
-    /// Takes `want` permits now, or joins the line: `Ok(None)` when taken,
-    /// `Ok(Some(key))` when waiting.
+    /// Takes `want` permits now, or joins the line at the time `now` reads
+    /// (read only then): `Ok(None)` when taken, `Ok(Some(key))` when
+    /// waiting.
     ///
     /// # Errors
     ///
@@ -86,7 +87,7 @@ impl<S: WaitStore> Permits<S> {
         &mut self,
         want: u32,
         waker: &Waker,
-        now: u64,
+        now: impl FnOnce() -> u64,
     ) -> Result<Option<WaitKey>, Refusal> {
         if self.closed {
             return Err(Refusal::Closed);
@@ -97,7 +98,7 @@ impl<S: WaitStore> Permits<S> {
             return Ok(None);
         }
         self.line
-            .push(waker, want, now)
+            .push(waker, want, now())
             .map(Some)
             .ok_or(Refusal::LineFull)
     }

@@ -138,10 +138,19 @@ impl WakeBatch {
         self.len == WAKE_BATCH
     }
 
+    /// Whether no waker was taken.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// Wakes every waker taken, in order.
-    pub fn wake(self) {
-        for waker in self.wakers.into_iter().flatten() {
-            waker.wake();
+    pub fn wake(mut self) {
+        let len = self.len;
+        for waker in &mut self.wakers[..len] {
+            if let Some(waker) = waker.take() {
+                waker.wake();
+            }
         }
     }
 }

@@ -74,6 +74,9 @@ pub trait PermitLock: Lock<State = Permits<Self::Store>> {
 /// Wakes `batch`, then keeps handing out what `lock`'s state has left to
 /// hand out, a batch at a time.
 pub fn wake<L: Lock + ?Sized>(lock: &L, mut batch: WakeBatch) {
+    if batch.is_empty() {
+        return;
+    }
     loop {
         let more = batch.is_full();
         batch.wake();
@@ -155,11 +158,7 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         let channel = &*this.channel;
-        let now = if this.slot.is_waiting() {
-            0
-        } else {
-            channel.now()
-        };
+        let now = || channel.now();
         match channel.with(|state| state.poll_send(&mut this.slot, cx.waker(), now)) {
             SendPoll::Pending => Poll::Pending,
             SendPoll::Sent(receiver) => {
@@ -274,7 +273,7 @@ where
         };
         let taken = match this.key {
             None => {
-                let now = semaphore.now();
+                let now = || semaphore.now();
                 match semaphore.with(|state| state.take_or_wait(this.want, cx.waker(), now)) {
                     Ok(None) => Ok(()),
                     Ok(Some(key)) => {

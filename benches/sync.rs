@@ -1,0 +1,257 @@
+//! Channels and semaphores: dinah's against tokio's, in the same run.
+//!
+//! - `channel_ping_pong`: two tasks on one current-thread executor pass a
+//!   number back and forth over two channels of capacity 1, 10,000 round
+//!   trips (each a send and a receive on each side, and each side waiting
+//!   on every round): dinah's `mpsc` on a `LocalExecutor`, dinah's static
+//!   `Channel` on the core `AsyncExecutor`, tokio's bounded `mpsc` on a
+//!   current-thread runtime. The allocations of one dinah run after
+//!   warm-up are counted (the goal is none).
+//! - `semaphore_acquire_release`: one task acquires a permit and drops it,
+//!   10,000 times: dinah's `SharedSemaphore` and static `Semaphore`, tokio's
+//!   `Semaphore`.
+//!
+//! `cargo bench --bench sync [-- FILTER] [--samples N]`.
+
+use std::alloc::System;
+use std::hint::black_box;
+use std::pin::pin;
+use std::time::{Duration, Instant};
+
+use dinah::LocalExecutor;
+use dinah::executor::{AsyncExecutor, ReadyQueue};
+use dinah::sync::{Channel, Semaphore, SharedSemaphore, mpsc};
+use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+
+mod harness;
+use harness::{Contender, Options, median_of, run_case, target};
+
+/// Counts every allocation, to show what a send and a receive allocate.
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+const ROUNDS: usize = 10_000;
+
+fn tokio_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a current-thread runtime")
+}
+
+/// One ping-pong run on a `LocalExecutor`: the time of one round trip.
+fn dinah_ping_pong(executor: &LocalExecutor<'_>) -> Duration {
+    let (ping_tx, mut ping_rx) = mpsc::channel::<usize>(1).expect("capacity 1");
+    let (pong_tx, mut pong_rx) = mpsc::channel::<usize>(1).expect("capacity 1");
+    let echo = executor
+        .try_spawn(async move {
+            while let Some(n) = ping_rx.recv().await {
+                if pong_tx.send(n).await.is_err() {
+                    break;
+                }
+            }
+        })
+        .expect("room");
+    let took = executor.block_on(async move {
+        let start = Instant::now();
+        for n in 0..ROUNDS {
+            ping_tx.send(n).await.expect("echo alive");
+            black_box(pong_rx.recv().await);
+        }
+        start.elapsed()
+    });
+    executor.block_on(echo).expect("echo ends");
+    took / ROUNDS as u32
+}
+
+/// What one core run uses for good: a queue its executor claims and two
+/// channels it closes.
+type CoreRun = (
+    &'static ReadyQueue<2>,
+    &'static Channel<usize, 1>,
+    &'static Channel<usize, 1>,
+);
+
+/// One ping-pong run on the core executor with two static channels.
+fn core_ping_pong((queue, ping, pong): CoreRun) -> Duration {
+    let (ping_tx, mut ping_rx) = ping.split().expect("fresh channel");
+    let (pong_tx, mut pong_rx) = pong.split().expect("fresh channel");
+    let mut echo = pin!(Some(async move {
+        while let Some(n) = ping_rx.recv().await {
+            if pong_tx.send(n).await.is_err() {
+                break;
+            }
+        }
+    }));
+    let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(queue).expect("the queue is free");
+    executor.try_spawn(echo.as_mut()).expect("room");
+    let took = executor.run_until(
+        async move {
+            let start = Instant::now();
+            for n in 0..ROUNDS {
+                ping_tx.send(n).await.expect("echo alive");
+                black_box(pong_rx.recv().await);
+            }
+            start.elapsed()
+        },
+        64,
+        || {},
+    );
+    while executor.tick(64).work_remaining {}
+    took / ROUNDS as u32
+}
+
+fn tokio_ping_pong(runtime: &tokio::runtime::Runtime) -> Duration {
+    let local = tokio::task::LocalSet::new();
+    local.block_on(runtime, async {
+        let (ping_tx, mut ping_rx) = tokio::sync::mpsc::channel::<usize>(1);
+        let (pong_tx, mut pong_rx) = tokio::sync::mpsc::channel::<usize>(1);
+        let echo = tokio::task::spawn_local(async move {
+            while let Some(n) = ping_rx.recv().await {
+                if pong_tx.send(n).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let start = Instant::now();
+        for n in 0..ROUNDS {
+            ping_tx.send(n).await.expect("echo alive");
+            black_box(pong_rx.recv().await);
+        }
+        let took = start.elapsed();
+        drop(ping_tx);
+        echo.await.expect("echo ends");
+        took / ROUNDS as u32
+    })
+}
+
+fn ping_pong(options: &Options) {
+    if !options.wants("channel_ping_pong") {
+        return;
+    }
+    let dinah = LocalExecutor::new();
+    let tokio = tokio_runtime();
+    // A core run claims its queue and closes its channels for good: each
+    // run gets fresh ones, kept for the rest of the process.
+    let fresh = || -> CoreRun {
+        (
+            Box::leak(Box::new(ReadyQueue::new())),
+            Box::leak(Box::new(Channel::new())),
+            Box::leak(Box::new(Channel::new())),
+        )
+    };
+    let mut contenders = vec![
+        Contender::new("dinah LocalExecutor + mpsc", false, || {
+            dinah_ping_pong(&dinah)
+        }),
+        Contender::new("dinah core AsyncExecutor + Channel", false, || {
+            core_ping_pong(fresh())
+        }),
+        Contender::new("tokio current-thread mpsc", true, || {
+            tokio_ping_pong(&tokio)
+        }),
+    ];
+    let results = run_case(
+        "channel_ping_pong (time per round trip)",
+        1,
+        options.samples,
+        &mut contenders,
+    );
+    let ratio = median_of(&results, "dinah LocalExecutor") / median_of(&results, "tokio");
+    target(
+        "channel_ping_pong: dinah mpsc / tokio mpsc (at most 1.0)",
+        ratio,
+        ratio <= 1.0,
+    );
+    let region = Region::new(GLOBAL);
+    let (ping_tx, mut ping_rx) = mpsc::channel::<usize>(1).expect("capacity 1");
+    let (pong_tx, mut pong_rx) = mpsc::channel::<usize>(1).expect("capacity 1");
+    let echo = dinah
+        .try_spawn(async move {
+            while let Some(n) = ping_rx.recv().await {
+                if pong_tx.send(n).await.is_err() {
+                    break;
+                }
+            }
+        })
+        .expect("room");
+    let counted = dinah.block_on(async move {
+        // Warm-up: the buffers and the lines reach their size.
+        for n in 0..16 {
+            ping_tx.send(n).await.expect("echo alive");
+            pong_rx.recv().await;
+        }
+        let before = region.change().allocations;
+        for n in 0..ROUNDS {
+            ping_tx.send(n).await.expect("echo alive");
+            black_box(pong_rx.recv().await);
+        }
+        region.change().allocations - before
+    });
+    dinah.block_on(echo).expect("echo ends");
+    println!(
+        "channel_ping_pong allocations per send and receive (dinah mpsc, after warm-up): {} in {} round trips -> {}",
+        counted,
+        ROUNDS,
+        if counted == 0 { "met" } else { "MISSED" }
+    );
+}
+
+static CORE_SEMAPHORE: Semaphore = Semaphore::new(1);
+
+fn semaphore(options: &Options) {
+    if !options.wants("semaphore_acquire_release") {
+        return;
+    }
+    let dinah = LocalExecutor::new();
+    let shared = SharedSemaphore::new(1);
+    let tokio = tokio_runtime();
+    let tokio_semaphore = tokio::sync::Semaphore::new(1);
+    let mut contenders = vec![
+        Contender::new("dinah SharedSemaphore", false, || {
+            dinah.block_on(async {
+                let start = Instant::now();
+                for _ in 0..ROUNDS {
+                    drop(black_box(shared.acquire().await.expect("open")));
+                }
+                start.elapsed() / ROUNDS as u32
+            })
+        }),
+        Contender::new("dinah static Semaphore", false, || {
+            dinah.block_on(async {
+                let start = Instant::now();
+                for _ in 0..ROUNDS {
+                    drop(black_box(CORE_SEMAPHORE.acquire().await.expect("open")));
+                }
+                start.elapsed() / ROUNDS as u32
+            })
+        }),
+        Contender::new("tokio Semaphore", true, || {
+            tokio.block_on(async {
+                let start = Instant::now();
+                for _ in 0..ROUNDS {
+                    drop(black_box(tokio_semaphore.acquire().await.expect("open")));
+                }
+                start.elapsed() / ROUNDS as u32
+            })
+        }),
+    ];
+    let results = run_case(
+        "semaphore_acquire_release (time per acquire and release)",
+        1,
+        options.samples,
+        &mut contenders,
+    );
+    let ratio = median_of(&results, "dinah SharedSemaphore") / median_of(&results, "tokio");
+    target(
+        "semaphore_acquire_release: dinah SharedSemaphore / tokio (at most 1.0)",
+        ratio,
+        ratio <= 1.0,
+    );
+}
+
+fn main() {
+    let options = Options::from_args();
+    println!("# dinah channel and semaphore benchmarks");
+    ping_pong(&options);
+    semaphore(&options);
+}

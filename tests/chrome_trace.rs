@@ -233,3 +233,42 @@ fn a_wait_on_a_timer_is_a_timer_wait_slice_from_the_arming_poll_to_the_wake() {
         "{slice}"
     );
 }
+
+#[test]
+fn a_named_task_s_polls_are_slices_named_after_it() {
+    let clock = ManualClock::new();
+    let recorder = Arc::new(Recorder::new(100).unwrap());
+    let executor = LocalExecutor::with_telemetry(
+        ExecutorConfig::default(),
+        TelemetryConfig::new()
+            .with_clock(clock.clone())
+            .with_sink(recorder.source("executor")),
+    )
+    .unwrap();
+    let named = executor
+        .try_spawn_named("relay \"north\"", async {
+            yield_now().await;
+        })
+        .unwrap();
+    let plain = executor.try_spawn(async {}).unwrap();
+    executor.block_on(async {
+        named.await.unwrap();
+        plain.await.unwrap();
+    });
+    drop(executor);
+    let json = recorder.chrome_trace();
+    check(&json).unwrap_or_else(|problem| panic!("{problem}\n{json}"));
+    let named_polls = json
+        .lines()
+        .filter(|line| line.contains(r#""name":"relay \"north\"","cat":"poll""#))
+        .count();
+    assert_eq!(named_polls, 2, "{json}");
+    assert!(json.contains(r#""task_name":"relay \"north\"""#), "{json}");
+    assert_eq!(
+        json.lines()
+            .filter(|line| line.contains(r#""name":"poll","cat":"poll""#))
+            .count(),
+        1,
+        "the unnamed task's poll keeps its kind as its name"
+    );
+}

@@ -327,6 +327,7 @@ fn a_lost_wake_is_no_wake_and_only_that() {
             assert_eq!(
                 verdicts,
                 [Verdict::NoWake {
+                    name: None,
                     task: lost.id(),
                     waiting: (round * 50 - 50) * MS,
                     polls: 1,
@@ -359,6 +360,7 @@ fn woken_tasks_left_unpolled_are_ready_but_delayed_and_only_that() {
     assert_eq!(
         monitor.diagnose(&thresholds()),
         [Verdict::ReadyButDelayed {
+            name: None,
             task: first.id(),
             ready_for: 11 * MS,
             ready_tasks: 3,
@@ -386,6 +388,7 @@ fn a_poll_that_does_not_return_is_worker_blocked_seen_from_another_thread() {
     assert_eq!(
         blocked.monitor.diagnose(&thresholds()),
         [Verdict::WorkerBlocked {
+            name: None,
             task: blocked.stuck,
             worker: None,
             running_for: 101 * MS,
@@ -483,6 +486,7 @@ fn block_on_s_own_future_holding_the_thread_is_worker_blocked() {
     let verdicts = monitor.diagnose(&thresholds());
     assert_eq!(causes(&verdicts), [Cause::WorkerBlocked], "{verdicts:?}");
     let Verdict::WorkerBlocked {
+        name: None,
         running_for,
         ready_behind,
         worker,
@@ -571,7 +575,7 @@ fn a_long_pool_job_is_worker_blocked_naming_its_worker() {
     assert!(
         matches!(
             verdicts.as_slice(),
-            [Verdict::WorkerBlocked { task, worker: Some(_), running_for, ready_behind: 0 }]
+            [Verdict::WorkerBlocked { task, name: None, worker: Some(_), running_for, ready_behind: 0 }]
                 if *task == id && *running_for == 101 * MS
         ),
         "{verdicts:?}"
@@ -767,16 +771,19 @@ fn every_figure_the_operations_sheet_names_is_one_the_code_emits() {
             "{:?}",
             [
                 Verdict::NoWake {
+                    name: None,
                     task,
                     waiting: MS,
                     polls: 0
                 },
                 Verdict::ReadyButDelayed {
+                    name: None,
                     task,
                     ready_for: MS,
                     ready_tasks: 0
                 },
                 Verdict::WorkerBlocked {
+                    name: None,
                     task,
                     worker: None,
                     running_for: MS,
@@ -861,6 +868,7 @@ fn a_task_waiting_on_an_armed_timer_is_not_no_wake() {
     assert_eq!(
         monitor.diagnose(&thresholds()),
         [Verdict::NoWake {
+            name: None,
             task: lost.id(),
             waiting: Duration::from_secs(2),
             polls: 1,
@@ -887,6 +895,7 @@ fn a_timer_left_unfired_past_its_deadline_is_ready_but_delayed() {
     assert_eq!(
         monitor.diagnose(&thresholds()),
         [Verdict::ReadyButDelayed {
+            name: None,
             task: sleeper.id(),
             ready_for: 11 * MS,
             ready_tasks: 1,
@@ -912,6 +921,7 @@ fn a_timer_late_behind_a_blocked_poll_is_worker_blocked() {
     assert_eq!(
         blocked.monitor.diagnose(&thresholds()),
         [Verdict::WorkerBlocked {
+            name: None,
             task: blocked.stuck,
             worker: None,
             running_for: 101 * MS,
@@ -1000,4 +1010,35 @@ fn waits_in_a_channel_or_semaphore_line_are_backpressure_by_name() {
     }
     let figures = credits.figures();
     assert_eq!((figures.name, figures.waiting), (Some("credits"), 1));
+}
+
+/// A named task is reported by its name as well as its number, in the
+/// verdict and in its text, and in `tasks()`.
+#[test]
+fn verdicts_and_task_figures_name_a_named_task() {
+    let clock = ManualClock::new();
+    let executor = executor(&clock, ExecutorConfig::default());
+    let monitor = executor.monitor();
+    let lost = executor.try_spawn_named("uplink", Forgotten).unwrap();
+    executor.tick(usize::MAX);
+    clock.advance(Duration::from_secs(2));
+    let verdicts = monitor.diagnose(&thresholds());
+    assert_eq!(
+        verdicts,
+        [Verdict::NoWake {
+            task: lost.id(),
+            name: Some("uplink"),
+            waiting: Duration::from_secs(2),
+            polls: 1,
+        }]
+    );
+    assert!(
+        verdicts[0]
+            .to_string()
+            .starts_with("NoWake: task 1 (uplink) pending"),
+        "{}",
+        verdicts[0]
+    );
+    let tasks = monitor.tasks();
+    assert_eq!((tasks[0].task, tasks[0].name), (lost.id(), Some("uplink")));
 }

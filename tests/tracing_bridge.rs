@@ -71,7 +71,7 @@ fn each_poll_is_a_span_and_each_wake_an_event_with_the_task_id() {
     tracing::subscriber::with_default(subscriber, || {
         let executor = LocalExecutor::with_telemetry(
             ExecutorConfig::default(),
-            TelemetryConfig::new().with_sink(TracingSink),
+            TelemetryConfig::new().with_sink(TracingSink::new()),
         )
         .unwrap();
         let task = executor
@@ -110,5 +110,27 @@ fn each_poll_is_a_span_and_each_wake_an_event_with_the_task_id() {
             "exit poll task=1",
             "DEBUG message=task task=1 kind=Completed at=_",
         ]
+    );
+}
+
+#[test]
+fn a_named_task_s_polls_carry_its_name() {
+    let log = Log::default();
+    let subscriber = tracing_subscriber::registry().with(log.clone());
+    tracing::subscriber::with_default(subscriber, || {
+        let executor = LocalExecutor::with_telemetry(
+            ExecutorConfig::default(),
+            TelemetryConfig::new().with_sink(TracingSink::new()),
+        )
+        .unwrap();
+        let _named = executor.try_spawn_named("relay", yield_now()).unwrap();
+        executor.tick(usize::MAX);
+    });
+    let lines = log.0.lock().unwrap().clone();
+    assert!(
+        lines
+            .iter()
+            .any(|line| line == "enter poll task=1 name=\"relay\""),
+        "{lines:?}"
     );
 }

@@ -14,7 +14,10 @@ use crate::executor::{
 };
 use crate::id::{CoreId, CoreIdError, TaskId, TaskIdError, WorkerId, WorkerIdError};
 use crate::queue::{QueuePushError, TaskQueue};
-use crate::sync::CancellationToken;
+use crate::sync::{
+    CancellationToken, Channel, ChannelFigures, Refusal, Semaphore, SemaphoreFigures, SendError,
+    TryRecvError,
+};
 use crate::task::{
     InvalidTaskTransition, TaskFailure, TaskFailureKind, TaskOutput, TaskState, YieldNow,
 };
@@ -406,8 +409,9 @@ impl Format for TaskFigures {
     fn format(&self, f: Formatter<'_>) {
         write!(
             f,
-            "{}: {=u64} polls, {=u64} wakes ({=u64} self), {=u64} stale, busy {=u64}, longest poll {=u64}, first poll after {}, longest wake-to-poll {=u64} ({=u64} ticks/s)",
+            "{} {}: {=u64} polls, {=u64} wakes ({=u64} self), {=u64} stale, busy {=u64}, longest poll {=u64}, first poll after {}, longest wake-to-poll {=u64} ({=u64} ticks/s)",
             self.task,
+            self.name,
             self.polls,
             self.wakes,
             self.self_wakes,
@@ -438,5 +442,77 @@ impl<const B: usize> Format for ExecutorFigures<B> {
             self.poll_time,
             self.ticks_per_second
         );
+    }
+}
+
+impl Format for Refusal {
+    fn format(&self, f: Formatter<'_>) {
+        match self {
+            Self::WouldWait => write!(f, "no room now, and it would have to wait"),
+            Self::Closed => write!(f, "closed"),
+            Self::LineFull => write!(f, "the line of waiters is full"),
+        }
+    }
+}
+
+impl<T> Format for SendError<T> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "value not sent: {}", self.reason());
+    }
+}
+
+impl Format for TryRecvError {
+    fn format(&self, f: Formatter<'_>) {
+        match self {
+            Self::Empty => write!(f, "nothing to receive now"),
+            Self::Closed => write!(f, "the channel has ended"),
+        }
+    }
+}
+
+impl Format for ChannelFigures {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "channel {}: {=usize}/{=usize} held (high water {=usize}), {=u32} waiting (peak {=u32}), {=u64} sent, {=u64} received, {=u64} refused, closed {=bool}",
+            self.name,
+            self.len,
+            self.capacity,
+            self.high_water,
+            self.waiting,
+            self.peak_waiting,
+            self.sent,
+            self.received,
+            self.refused,
+            self.closed
+        );
+    }
+}
+
+impl<T, const N: usize, const W: usize> Format for Channel<T, N, W> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "{}", self.figures());
+    }
+}
+
+impl Format for SemaphoreFigures {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "semaphore {}: {=u32} available, {=u32} waiting (peak {=u32}), {=u64} acquired, {=u64} refused, closed {=bool}",
+            self.name,
+            self.available,
+            self.waiting,
+            self.peak_waiting,
+            self.acquired,
+            self.refused,
+            self.closed
+        );
+    }
+}
+
+impl<const W: usize> Format for Semaphore<W> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "{}", self.figures());
     }
 }

@@ -705,7 +705,8 @@ fn without_counters_a_slot_costs_nothing_extra() {
             - size_of::<ReadyQueue<3, dinah_core::telemetry::Timed<Ticks<2>>>>(),
         2 * 20
     );
-    // The executor: exactly the borrowed task pointer a slot, plus 16 with counters.
+    // The executor: exactly the borrowed task pointer a slot, plus the
+    // counts (16) and the task's name with counters.
     let slot = size_of::<Option<TaskRef<'static, ()>>>();
     assert_eq!(
         size_of::<AsyncExecutor<'static, 4>>() - size_of::<AsyncExecutor<'static, 3>>(),
@@ -714,7 +715,7 @@ fn without_counters_a_slot_costs_nothing_extra() {
     assert_eq!(
         size_of::<AsyncExecutor<'static, 4, (), Counted>>()
             - size_of::<AsyncExecutor<'static, 3, (), Counted>>(),
-        slot + 16
+        slot + 16 + size_of::<Option<&'static str>>()
     );
 }
 

@@ -135,6 +135,54 @@ impl<'a, const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'a, N, O, M> {
         &mut self,
         task: TaskRef<'a, O>,
     ) -> Result<TaskId, SpawnError<TaskRef<'a, O>>> {
+        self.spawn_as(None, task)
+    }
+
+    /// [`try_spawn`](Self::try_spawn), with a name for the task. A
+    /// measuring executor ([`Counted`] or [`Timed`]) keeps it with the
+    /// slot's counts (no allocation) and gives it back by
+    /// [`task_name`](Self::task_name) and [`task_figures`](Self::task_figures)
+    /// until the slot is reused; an [`Unmeasured`] one keeps no telemetry
+    /// and drops the name.
+    ///
+    /// ```
+    /// use core::pin::pin;
+    /// use dinah::executor::{AsyncExecutor, ReadyQueue};
+    /// use dinah::telemetry::Counted;
+    ///
+    /// static QUEUE: ReadyQueue<1, Counted> = ReadyQueue::new();
+    /// let mut blink = pin!(Some(async {}));
+    /// let mut executor: AsyncExecutor<'_, 1, (), Counted> = AsyncExecutor::new(&QUEUE).unwrap();
+    /// let id = executor.try_spawn_named("blink", blink.as_mut()).unwrap();
+    /// assert_eq!(executor.task_name(id), Some("blink"));
+    /// executor.tick(1);
+    /// assert_eq!(executor.task_figures(id).unwrap().name, Some("blink"));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`try_spawn`](Self::try_spawn).
+    pub fn try_spawn_named(
+        &mut self,
+        name: &'static str,
+        task: TaskRef<'a, O>,
+    ) -> Result<TaskId, SpawnError<TaskRef<'a, O>>> {
+        self.spawn_as(Some(name), task)
+    }
+
+    /// The name task `id` was spawned with, while its slot is still its
+    /// own; `None` for an unnamed task or an id that names no task here.
+    #[must_use]
+    pub fn task_name(&self, id: TaskId) -> Option<&'static str> {
+        let (index, _) = self.queue.slot_of(id)?;
+        self.queue.counts(index, self.counters.get(index)?)?.name
+    }
+
+    fn spawn_as(
+        &mut self,
+        name: Option<&'static str>,
+        task: TaskRef<'a, O>,
+    ) -> Result<TaskId, SpawnError<TaskRef<'a, O>>> {
         if !task.has_future() {
             return Err(SpawnError::NoFuture(task));
         }
@@ -146,6 +194,9 @@ impl<'a, const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'a, N, O, M> {
         *self.task_slot(index) = Some(task);
         if let Some(local) = self.counters.get_mut(index) {
             self.queue.reset_counters(index, local);
+            if let Some(slot) = M::name_slot(local) {
+                *slot = name;
+            }
         }
         Ok(self.queue.start(index))
     }
@@ -283,6 +334,7 @@ impl<'a, const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'a, N, O, M> {
         let (index, _) = self.queue.slot_of(id)?;
         let counts = self.queue.counts(index, self.counters.get(index)?)?;
         let mut figures = TaskFigures::new(id, M::ticks_per_second());
+        figures.name = counts.name;
         figures.polls = u64::from(counts.polls);
         figures.wakes = u64::from(counts.wakes);
         figures.self_wakes = u64::from(counts.self_wakes);

@@ -121,6 +121,8 @@ pub enum TaskPhase {
 pub struct TaskFigures {
     /// The task.
     pub task: TaskId,
+    /// The task's name, if it was spawned with one.
+    pub name: Option<&'static str>,
     /// The rate of the ticks below.
     pub ticks_per_second: u64,
     /// Times it was polled.
@@ -152,6 +154,7 @@ impl TaskFigures {
     pub const fn new(task: TaskId, ticks_per_second: u64) -> Self {
         Self {
             task,
+            name: None,
             ticks_per_second,
             polls: 0,
             wakes: 0,

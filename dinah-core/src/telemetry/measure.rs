@@ -46,6 +46,14 @@ pub trait Measure: sealed::Sealed + 'static {
     fn reset(shared: &Self::Shared, local: &mut Self::Local);
     #[doc(hidden)]
     fn polled(local: &mut Self::Local, woken: bool, self_woken: bool);
+    /// Where the slot keeps its task's name, if it keeps one (only a
+    /// measuring executor does).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn name_slot(local: &mut Self::Local) -> Option<&mut Option<&'static str>> {
+        let _ = local;
+        None
+    }
     /// Whether wakes are stamped ([`queued`](Self::queued) reads a clock).
     #[doc(hidden)]
     const STAMPS: bool = false;
@@ -151,6 +159,8 @@ pub struct Counts {
     pub self_wakes: u32,
     /// Wakes after it was over.
     pub stale_wakes: u32,
+    /// The task's name, if it was spawned with one.
+    pub name: Option<&'static str>,
 }
 
 const NO_COUNTS: Counts = Counts {
@@ -158,6 +168,7 @@ const NO_COUNTS: Counts = Counts {
     wakes: 0,
     self_wakes: 0,
     stale_wakes: 0,
+    name: None,
 };
 
 /// Counts a poll.
@@ -213,6 +224,9 @@ impl Measure for Counted {
     fn polled(local: &mut Counts, woken: bool, self_woken: bool) {
         count_poll(local, woken, self_woken);
     }
+    fn name_slot(local: &mut Counts) -> Option<&mut Option<&'static str>> {
+        Some(&mut local.name)
+    }
     fn counts(shared: &StaleCount, local: &Counts) -> Option<Counts> {
         Some(Counts {
             stale_wakes: shared.0.load(Ordering::Relaxed),
@@ -251,6 +265,9 @@ impl<K: Clock + Default + 'static> Measure for Timed<K> {
     }
     fn polled(local: &mut Counts, woken: bool, self_woken: bool) {
         count_poll(local, woken, self_woken);
+    }
+    fn name_slot(local: &mut Counts) -> Option<&mut Option<&'static str>> {
+        Some(&mut local.name)
     }
     fn queued(shared: &WakeStamp) {
         // The low 32 bits: waits are wrapping differences of them.

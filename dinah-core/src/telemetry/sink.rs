@@ -2,6 +2,7 @@
 #![forbid(unsafe_code)]
 
 use super::{RuntimeMetrics, RuntimeMetrics32, TraceEvent, TraceRing};
+use crate::TaskId;
 
 /// A consumer of task events: one [`TraceEvent`] vocabulary for metrics,
 /// traces, logs and timelines.
@@ -26,6 +27,15 @@ use super::{RuntimeMetrics, RuntimeMetrics32, TraceEvent, TraceRing};
 pub trait Sink {
     /// Consumes one event.
     fn record(&self, event: TraceEvent);
+
+    /// Learns that `task` is named `name`, before the task's first event.
+    /// Sinks that show tasks (timelines, spans) use it; the default
+    /// ignores it. Called once per named task, with the same promises as
+    /// `record`.
+    #[inline(always)]
+    fn name_task(&self, task: TaskId, name: &'static str) {
+        let _ = (task, name);
+    }
 }
 
 impl Sink for () {
@@ -38,6 +48,10 @@ impl<S: Sink + ?Sized> Sink for &S {
     fn record(&self, event: TraceEvent) {
         (**self).record(event);
     }
+    #[inline]
+    fn name_task(&self, task: TaskId, name: &'static str) {
+        (**self).name_task(task, name);
+    }
 }
 
 impl<A: Sink, B: Sink> Sink for (A, B) {
@@ -45,6 +59,11 @@ impl<A: Sink, B: Sink> Sink for (A, B) {
     fn record(&self, event: TraceEvent) {
         self.0.record(event);
         self.1.record(event);
+    }
+    #[inline]
+    fn name_task(&self, task: TaskId, name: &'static str) {
+        self.0.name_task(task, name);
+        self.1.name_task(task, name);
     }
 }
 
@@ -55,6 +74,12 @@ impl<A: Sink, B: Sink, C: Sink> Sink for (A, B, C) {
         self.1.record(event);
         self.2.record(event);
     }
+    #[inline]
+    fn name_task(&self, task: TaskId, name: &'static str) {
+        self.0.name_task(task, name);
+        self.1.name_task(task, name);
+        self.2.name_task(task, name);
+    }
 }
 
 impl<A: Sink, B: Sink, C: Sink, D: Sink> Sink for (A, B, C, D) {
@@ -64,6 +89,13 @@ impl<A: Sink, B: Sink, C: Sink, D: Sink> Sink for (A, B, C, D) {
         self.1.record(event);
         self.2.record(event);
         self.3.record(event);
+    }
+    #[inline]
+    fn name_task(&self, task: TaskId, name: &'static str) {
+        self.0.name_task(task, name);
+        self.1.name_task(task, name);
+        self.2.name_task(task, name);
+        self.3.name_task(task, name);
     }
 }
 

@@ -97,7 +97,11 @@ impl Hub {
 
     /// Submits `future` through the ingress (see
     /// [`Spawner::try_spawn`](super::Spawner::try_spawn)).
-    pub(super) fn submit<F>(&self, future: F) -> Result<JoinHandle<F::Output>, SpawnError<F>>
+    pub(super) fn submit<F>(
+        &self,
+        future: F,
+        name: Option<&'static str>,
+    ) -> Result<JoinHandle<F::Output>, SpawnError<F>>
     where
         F: Future + Send + 'static,
         F::Output: TaskOutput + Send + 'static,
@@ -110,7 +114,7 @@ impl Hub {
             if let Some(probe) = self.probe.get() {
                 // A hook's panic reaches the caller before the future is
                 // taken (and poisons nothing: the ingress lock ignores it).
-                run_hooks(|| submitted_at = probe.submitted(id));
+                run_hooks(|| submitted_at = probe.submitted(id, name));
             }
             let join = Join::running(id, None, self.home);
             accepted = Some(Arc::clone(&join));
@@ -118,6 +122,7 @@ impl Hub {
                 future: future.take(),
                 join,
                 submitted_at,
+                name,
             })
         });
         let refused = |future: Option<F>, full: bool| {

@@ -24,6 +24,8 @@ pub(super) trait Submission: Send {
     /// When it was submitted, in the telemetry clock's nanoseconds (0
     /// without telemetry).
     fn submitted_at(&self) -> u64;
+    /// The task's name, if it was given one.
+    fn name(&self) -> Option<&'static str>;
     /// Hands the future (wrapped) and its join to the executor.
     /// `note` is the slot's abort note, for the task's resolver.
     fn admit<'a>(
@@ -37,6 +39,7 @@ pub(super) struct Remote<F: Future> {
     pub(super) future: Option<F>,
     pub(super) join: Arc<Join<F::Output>>,
     pub(super) submitted_at: u64,
+    pub(super) name: Option<&'static str>,
 }
 
 impl<F> Submission for Remote<F>
@@ -50,6 +53,10 @@ where
 
     fn submitted_at(&self) -> u64 {
         self.submitted_at
+    }
+
+    fn name(&self) -> Option<&'static str> {
+        self.name
     }
 
     fn admit<'a>(

@@ -224,7 +224,42 @@ impl<'a, M: Measure> LocalExecutor<'a, M> {
         F: Future + 'a,
         F::Output: TaskOutput + 'a,
     {
-        self.inner.try_spawn(future)
+        self.inner.try_spawn(future, None)
+    }
+
+    /// [`try_spawn`](Self::try_spawn), with a name the executor's
+    /// telemetry shows for the task: in
+    /// [`diagnose`](ExecutorMonitor::diagnose)'s verdicts,
+    /// [`tasks`](ExecutorMonitor::tasks) (`TaskFigures::name`), the
+    /// timeline (its slices are named after it) and `tracing` spans (a
+    /// `name` field). A `'static` string: nothing is allocated for it.
+    ///
+    /// ```
+    /// use dinah::LocalExecutor;
+    /// use dinah::executor::ExecutorConfig;
+    /// use dinah::telemetry::TelemetryConfig;
+    ///
+    /// let executor =
+    ///     LocalExecutor::with_telemetry(ExecutorConfig::default(), TelemetryConfig::new()).unwrap();
+    /// let relay = executor.try_spawn_named("relay", std::future::pending::<()>()).unwrap();
+    /// executor.tick(8);
+    /// let tasks = executor.monitor().tasks();
+    /// assert_eq!((tasks[0].task, tasks[0].name), (relay.id(), Some("relay")));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`try_spawn`](Self::try_spawn).
+    pub fn try_spawn_named<F>(
+        &self,
+        name: &'static str,
+        future: F,
+    ) -> Result<JoinHandle<F::Output>, SpawnError<F>>
+    where
+        F: Future + 'a,
+        F::Output: TaskOutput + 'a,
+    {
+        self.inner.try_spawn(future, Some(name))
     }
 
     /// A handle that spawns onto this executor from inside its own tasks
@@ -361,7 +396,24 @@ impl<'a, M: Measure> LocalSpawner<'a, M> {
         F: Future + 'a,
         F::Output: TaskOutput + 'a,
     {
-        self.inner.try_spawn(future)
+        self.inner.try_spawn(future, None)
+    }
+
+    /// As [`LocalExecutor::try_spawn_named`].
+    ///
+    /// # Errors
+    ///
+    /// As [`LocalExecutor::try_spawn`].
+    pub fn try_spawn_named<F>(
+        &self,
+        name: &'static str,
+        future: F,
+    ) -> Result<JoinHandle<F::Output>, SpawnError<F>>
+    where
+        F: Future + 'a,
+        F::Output: TaskOutput + 'a,
+    {
+        self.inner.try_spawn(future, Some(name))
     }
 }
 

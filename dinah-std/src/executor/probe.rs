@@ -24,6 +24,8 @@ pub(crate) struct TaskProbe {
     task: AtomicU64,
     /// That task has not ended.
     live: AtomicBool,
+    /// That task's name, if it was given one.
+    name: Mutex<Option<&'static str>>,
     /// Since when it has been ready (spawned or woken), if it is.
     ready: Stamp,
     /// Since when it has been pending after a poll with no wake, if it is.
@@ -55,6 +57,7 @@ impl TaskProbe {
         Self {
             task: AtomicU64::new(0),
             live: AtomicBool::new(false),
+            name: Mutex::new(None),
             ready: Stamp::new(),
             waiting: Stamp::new(),
             timer_due: Stamp::new(),
@@ -75,6 +78,11 @@ impl TaskProbe {
     /// The slot's latest task, live or not.
     fn id(&self) -> Option<TaskId> {
         TaskId::new(self.task.load(Ordering::Relaxed)).ok()
+    }
+
+    /// The slot's task's name.
+    fn name(&self) -> Option<&'static str> {
+        *lock_std(&self.name)
     }
 
     /// The slot's task, if it has not ended.
@@ -172,9 +180,12 @@ impl ExecProbe {
 
     /// A submission was accepted (stamped now); returns the stamp.
     #[inline(never)]
-    pub(crate) fn submitted(&self, task: TaskId) -> u64 {
+    pub(crate) fn submitted(&self, task: TaskId, name: Option<&'static str>) -> u64 {
         let now = self.probe.now();
         add(&self.spawned, 1);
+        if let Some(name) = name {
+            self.probe.name_task(task, name);
+        }
         self.probe.emit(task, TraceEventKind::Submitted, now);
         now
     }
@@ -193,7 +204,14 @@ impl ExecProbe {
 
     /// Task `task`, submitted at `at`, takes `slot` and is queued.
     #[inline(never)]
-    pub(crate) fn installed(&self, slot: &TaskProbe, task: TaskId, at: u64) {
+    pub(crate) fn installed(
+        &self,
+        slot: &TaskProbe,
+        task: TaskId,
+        at: u64,
+        name: Option<&'static str>,
+    ) {
+        *lock_std(&slot.name) = name;
         for counter in [
             &slot.polls,
             &slot.wakes,
@@ -449,6 +467,7 @@ impl ExecProbe {
                 };
                 let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
                 let mut figures = TaskFigures::new(task, MICROS_PER_SECOND);
+                figures.name = slot.name();
                 figures.polls = load(&slot.polls);
                 figures.wakes = load(&slot.wakes);
                 figures.self_wakes = load(&slot.self_wakes);
@@ -476,7 +495,8 @@ impl ExecProbe {
         let polling = self.polling.read();
         let blocked = polling.filter(|&(_, start)| over(start, thresholds.blocked));
         let mut verdicts = Vec::new();
-        let mut ready: Vec<(u64, TaskId)> = Vec::new();
+        let mut ready: Vec<(u64, TaskId, Option<&'static str>)> = Vec::new();
+        let mut blocked_name = None;
         let mut lines: Vec<(Option<&'static str>, usize, u64)> = Vec::new();
         // A poll running longer than `ready_delay` explains the tasks ready
         // behind it: they are its evidence once it counts as blocked, and
@@ -484,9 +504,12 @@ impl ExecProbe {
         let long_poll = polling.is_some_and(|(_, start)| over(start, thresholds.ready_delay));
         for slot in lock_std(&self.slots).iter() {
             let Some(task) = slot.live() else { continue };
+            if blocked.is_some_and(|(busy, _)| busy == task) {
+                blocked_name = slot.name();
+            }
             if let Some(at) = slot.ready.get() {
                 if over(at, thresholds.ready_delay) {
-                    ready.push((at, task));
+                    ready.push((at, task, slot.name()));
                 }
             } else if let Some(due) = slot.timer_due.get() {
                 // Waiting on a timer: a known wake path, not a lost wake.
@@ -494,7 +517,7 @@ impl ExecProbe {
                 // should have fired and the task run: it is as good as
                 // ready, and the executor is not getting to it.
                 if over(due, thresholds.ready_delay) {
-                    ready.push((due, task));
+                    ready.push((due, task, slot.name()));
                 }
             } else if let Some((name, since)) = *lock_std(&slot.line) {
                 // Waiting in a channel's or semaphore's line: the other
@@ -515,6 +538,7 @@ impl ExecProbe {
             {
                 verdicts.push(Verdict::NoWake {
                     task,
+                    name: slot.name(),
                     waiting: Duration::from_nanos(age(at)),
                     polls: slot.polls.load(Ordering::Relaxed),
                 });
@@ -524,13 +548,15 @@ impl ExecProbe {
         if let Some((task, start)) = blocked {
             verdicts.push(Verdict::WorkerBlocked {
                 task,
+                name: blocked_name,
                 worker: None,
                 running_for: Duration::from_nanos(age(start)),
                 ready_behind: ready.len(),
             });
-        } else if !long_poll && let Some(&(at, task)) = ready.first() {
+        } else if !long_poll && let Some(&(at, task, name)) = ready.first() {
             verdicts.push(Verdict::ReadyButDelayed {
                 task,
+                name,
                 ready_for: Duration::from_nanos(age(at)),
                 ready_tasks: ready.len(),
             });

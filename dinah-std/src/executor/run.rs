@@ -189,7 +189,11 @@ impl<'a, M: Measure> Inner<'a, M> {
         Entered(&self.running)
     }
 
-    pub(super) fn try_spawn<F>(&self, future: F) -> Result<JoinHandle<F::Output>, SpawnError<F>>
+    pub(super) fn try_spawn<F>(
+        &self,
+        future: F,
+        name: Option<&'static str>,
+    ) -> Result<JoinHandle<F::Output>, SpawnError<F>>
     where
         F: Future + 'a,
         F::Output: TaskOutput + 'a,
@@ -209,9 +213,9 @@ impl<'a, M: Measure> Inner<'a, M> {
         let mut at = 0;
         if let Some(probe) = self.probe() {
             // A hook's panic reaches the caller before the task is taken.
-            run_hooks(|| at = probe.submitted(id));
+            run_hooks(|| at = probe.submitted(id, name));
         }
-        let (index, header, generation, note) = self.claim_slot(id, at);
+        let (index, header, generation, note) = self.claim_slot(id, at, name);
         let join = Join::running(
             id,
             Some((header as Arc<dyn CancelTarget>, generation)),
@@ -223,7 +227,12 @@ impl<'a, M: Measure> Inner<'a, M> {
 
     /// Takes a free slot (or adds one), starts a new task in its cell (which
     /// queues it) and returns its index, header, generation and abort note.
-    fn claim_slot(&self, id: TaskId, at: u64) -> (u32, Arc<Header<M>>, u32, Rc<AbortNote<'a>>) {
+    fn claim_slot(
+        &self,
+        id: TaskId,
+        at: u64,
+        name: Option<&'static str>,
+    ) -> (u32, Arc<Header<M>>, u32, Rc<AbortNote<'a>>) {
         let mut slots = self.slots.borrow_mut();
         let index = match self.free.borrow_mut().pop() {
             Some(index) => index,
@@ -245,7 +254,7 @@ impl<'a, M: Measure> Inner<'a, M> {
             *slot = Slot::new(index, &self.hub);
         }
         if let (Some(probe), Some(task)) = (self.probe(), slot.header.probe.get()) {
-            probe.installed(task, id, at);
+            probe.installed(task, id, at, name);
         }
         // Spawning happens on the executor's thread (it is `!Send`).
         let generation = WakeStack::begin(&slot.header.cell);
@@ -270,8 +279,11 @@ impl<'a, M: Measure> Inner<'a, M> {
         }
         let room = self.max_tasks - self.live.get();
         for submission in self.hub.ingress.take(room) {
-            let (index, header, generation, note) =
-                self.claim_slot(submission.id(), submission.submitted_at());
+            let (index, header, generation, note) = self.claim_slot(
+                submission.id(),
+                submission.submitted_at(),
+                submission.name(),
+            );
             let (future, join) = submission.admit(note);
             join.attach(header, generation);
             self.install(index, future);

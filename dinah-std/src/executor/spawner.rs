@@ -60,7 +60,27 @@ impl Spawner {
         F: Future + Send + 'static,
         F::Output: TaskOutput + Send + 'static,
     {
-        self.hub.submit(future)
+        self.hub.submit(future, None)
+    }
+
+    /// [`try_spawn`](Self::try_spawn), with a name the executor's telemetry
+    /// shows for the task: in [`diagnose`](super::ExecutorMonitor::diagnose)'s
+    /// verdicts, [`tasks`](super::ExecutorMonitor::tasks), the timeline and
+    /// `tracing` spans.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_spawn`](Self::try_spawn).
+    pub fn try_spawn_named<F>(
+        &self,
+        name: &'static str,
+        future: F,
+    ) -> Result<JoinHandle<F::Output>, SpawnError<F>>
+    where
+        F: Future + Send + 'static,
+        F::Output: TaskOutput + Send + 'static,
+    {
+        self.hub.submit(future, Some(name))
     }
 }
 

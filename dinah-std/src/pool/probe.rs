@@ -126,6 +126,7 @@ impl PoolProbe {
             let running_for = age(start);
             if running_for > thresholds.blocked {
                 verdicts.push(Verdict::WorkerBlocked {
+                    name: None,
                     task,
                     worker: Some(worker),
                     running_for,

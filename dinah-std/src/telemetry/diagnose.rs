@@ -77,6 +77,8 @@ pub enum Verdict {
     NoWake {
         /// The task.
         task: TaskId,
+        /// Its name, if it was spawned with one.
+        name: Option<&'static str>,
         /// How long since its last poll returned `Pending`.
         waiting: Duration,
         /// How often it was polled.
@@ -88,6 +90,8 @@ pub enum Verdict {
     ReadyButDelayed {
         /// The task that has waited longest.
         task: TaskId,
+        /// Its name, if it was spawned with one.
+        name: Option<&'static str>,
         /// How long it has been ready.
         ready_for: Duration,
         /// How many tasks are ready beyond the threshold.
@@ -100,6 +104,8 @@ pub enum Verdict {
     WorkerBlocked {
         /// The task being polled or run.
         task: TaskId,
+        /// Its name, if it was spawned with one.
+        name: Option<&'static str>,
         /// The pool thread running it; `None` for an executor's poll.
         worker: Option<WorkerId>,
         /// How long it has been running.
@@ -168,29 +174,45 @@ impl Verdict {
     }
 }
 
+/// A task's number, and its name in parentheses when it has one.
+struct Named(TaskId, Option<&'static str>);
+
+impl fmt::Display for Named {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0.get())?;
+        if let Some(name) = self.1 {
+            write!(f, " ({name})")?;
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Display for Verdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::NoWake {
                 task,
+                name,
                 waiting,
                 polls,
             } => write!(
                 f,
                 "NoWake: task {} pending for {waiting:?} with no wake, after {polls} polls",
-                task.get()
+                Named(*task, *name)
             ),
             Self::ReadyButDelayed {
                 task,
+                name,
                 ready_for,
                 ready_tasks,
             } => write!(
                 f,
                 "ReadyButDelayed: task {} ready for {ready_for:?} and not polled; {ready_tasks} tasks ready too long, and no poll is holding the executor",
-                task.get()
+                Named(*task, *name)
             ),
             Self::WorkerBlocked {
                 task,
+                name,
                 worker,
                 running_for,
                 ready_behind,
@@ -198,7 +220,7 @@ impl fmt::Display for Verdict {
                 write!(
                     f,
                     "WorkerBlocked: task {} running for {running_for:?}",
-                    task.get()
+                    Named(*task, *name)
                 )?;
                 if let Some(worker) = worker {
                     write!(f, " on worker {}", worker.get())?;

@@ -144,6 +144,13 @@ impl Probe {
         }
     }
 
+    /// Tells the configured sink, if any, that `task` is named `name`.
+    pub(crate) fn name_task(&self, task: TaskId, name: &'static str) {
+        if let Some(sink) = &self.config.sink {
+            guarded(|| sink.name_task(task, name));
+        }
+    }
+
     /// Tells the configured observer, if any, that the poll of `task`
     /// about to begin waited `nanos` (see
     /// [`PollObserver::poll_waited`](dinah_core::telemetry::PollObserver::poll_waited)),

@@ -26,6 +26,8 @@ struct Log {
     /// Process-wide thread numbers, in the order this recorder first saw
     /// each thread, with their names.
     threads: Vec<(u64, String)>,
+    /// The names of named tasks, by source.
+    names: HashMap<(usize, TaskId), &'static str>,
     rejected: u64,
 }
 
@@ -98,6 +100,12 @@ impl Sink for SourceSink {
             thread,
             event,
         });
+    }
+
+    fn name_task(&self, task: TaskId, name: &'static str) {
+        crate::primitives::lock_std(&self.recorder.log)
+            .names
+            .insert((self.source, task), name);
     }
 }
 
@@ -303,31 +311,59 @@ struct At {
     tid: usize,
     task: u64,
     ts: u64,
+    /// The task's name, if it has one.
+    label: Option<&'static str>,
 }
 
 impl At {
+    /// The task's arguments: its number, and its name if it has one.
+    fn args(self) -> String {
+        let mut args = format!("\"task\":{}", self.task);
+        if let Some(label) = self.label {
+            args.push_str(",\"task_name\":");
+            quoted(&mut args, label);
+        }
+        args
+    }
+
     fn wait(self, json: &mut Json, phase: char, name: &str) {
-        let Self { pid, tid, task, ts } = self;
+        let Self {
+            pid, tid, task, ts, ..
+        } = self;
         json.event(&format!(
-            "\"name\":\"{name}\",\"cat\":\"wait\",\"ph\":\"{phase}\",\"id\":\"{pid}:{task}\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"args\":{{\"task\":{task}}}",
-            Ts(ts)
+            "\"name\":\"{name}\",\"cat\":\"wait\",\"ph\":\"{phase}\",\"id\":\"{pid}:{task}\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"args\":{{{}}}",
+            Ts(ts),
+            self.args()
         ));
     }
 
     fn instant(self, json: &mut Json, name: &str) {
-        let Self { pid, tid, task, ts } = self;
+        let Self { pid, tid, ts, .. } = self;
         json.event(&format!(
-            "\"name\":\"{name}\",\"ph\":\"i\",\"s\":\"t\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"args\":{{\"task\":{task}}}",
-            Ts(ts)
+            "\"name\":\"{name}\",\"ph\":\"i\",\"s\":\"t\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"args\":{{{}}}",
+            Ts(ts),
+            self.args()
         ));
     }
 
-    fn complete(self, json: &mut Json, name: &str, start: u64, extra: &str) {
-        let Self { pid, tid, task, ts } = self;
+    /// A slice of `kind` (its category); named after the task when the
+    /// task has a name and the slice is its poll or run.
+    fn complete(self, json: &mut Json, kind: &str, start: u64, extra: &str) {
+        let Self { pid, tid, ts, .. } = self;
+        let mut name = String::new();
+        match self.label {
+            Some(label) if kind == "poll" || kind == "run" => quoted(&mut name, label),
+            _ => {
+                name.push('"');
+                name.push_str(kind);
+                name.push('"');
+            }
+        }
         json.event(&format!(
-            "\"name\":\"{name}\",\"cat\":\"{name}\",\"ph\":\"X\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"dur\":{},\"args\":{{\"task\":{task}{extra}}}",
+            "\"name\":{name},\"cat\":\"{kind}\",\"ph\":\"X\",\"pid\":{pid},\"tid\":{tid},\"ts\":{},\"dur\":{},\"args\":{{{}{extra}}}",
             Ts(start),
-            Ts(ts.saturating_sub(start))
+            Ts(ts.saturating_sub(start)),
+            self.args()
         ));
     }
 }
@@ -371,6 +407,7 @@ fn export(log: &Log) -> String {
             tid: tid(entry.thread),
             task: task.get(),
             ts: at,
+            label: log.names.get(&(entry.source, task)).copied(),
         };
         let track = tasks.entry((entry.source, task)).or_default();
         let before = depth[entry.source];

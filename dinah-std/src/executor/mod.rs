@@ -262,6 +262,13 @@ impl<'a, M: Measure> LocalExecutor<'a, M> {
         self.inner.try_spawn(future, Some(name))
     }
 
+    /// A [`TaskGroup`](crate::task::TaskGroup) whose children are spawned
+    /// on this executor.
+    #[must_use]
+    pub fn group<T>(&self) -> crate::task::TaskGroup<'a, T, M> {
+        crate::task::TaskGroup::new(self.local_spawner())
+    }
+
     /// A handle that spawns onto this executor from inside its own tasks
     /// (the executor itself cannot be borrowed there).
     #[must_use]
@@ -397,6 +404,19 @@ impl<'a, M: Measure> LocalSpawner<'a, M> {
         F::Output: TaskOutput + 'a,
     {
         self.inner.try_spawn(future, None)
+    }
+
+    /// The executor's timers, as [`LocalExecutor::timer`].
+    #[must_use]
+    pub fn timer(&self) -> crate::time::TimerHandle {
+        crate::time::TimerHandle::new(Arc::clone(&self.inner.hub.timers))
+    }
+
+    /// A [`TaskGroup`](crate::task::TaskGroup) whose children are spawned
+    /// here.
+    #[must_use]
+    pub fn group<T>(&self) -> crate::task::TaskGroup<'a, T, M> {
+        crate::task::TaskGroup::new(self.clone())
     }
 
     /// As [`LocalExecutor::try_spawn_named`].

@@ -1,0 +1,199 @@
+//! Task groups: children joined in spawn order or as they finish,
+//! cancelled together, shut down with one deadline and a report that names
+//! every child's end; and the one rule for dropping a group.
+//!
+//! Time is the executor's paused clock: sleeps order the children and the
+//! deadline passes the moment the executor idles, in no real time.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use dinah::executor::ExecutorConfig;
+use dinah::pool::BlockingConfig;
+use dinah::task::{ChildEnd, ChildKind, JoinError};
+use dinah::{BlockingPool, LocalExecutor};
+
+mod support;
+
+const MS: Duration = Duration::from_millis(1);
+/// Children of the large group (fewer under Miri, which interprets).
+const MANY: usize = if cfg!(miri) { 200 } else { 10_000 };
+
+fn paused() -> LocalExecutor<'static> {
+    LocalExecutor::with_config(ExecutorConfig {
+        start_paused: true,
+        ..ExecutorConfig::default()
+    })
+    .unwrap()
+}
+
+/// A child that sleeps `ms` and returns it.
+async fn after(ms: u64) -> Result<u64, &'static str> {
+    dinah::time::sleep(Duration::from_millis(ms)).await;
+    Ok(ms)
+}
+
+#[test]
+fn join_all_is_in_spawn_order_and_join_next_in_finish_order() {
+    let executor = paused();
+    let (in_order, finished) = executor.block_on(async {
+        let mut group = executor.group();
+        for ms in [30, 10, 20] {
+            group.spawn(after(ms)).unwrap();
+        }
+        let in_order: Vec<u64> = group
+            .join_all()
+            .await
+            .into_iter()
+            .map(|(_, result)| result.unwrap().unwrap())
+            .collect();
+        assert!(group.is_empty());
+        for ms in [30, 10, 20] {
+            group.spawn(after(ms)).unwrap();
+        }
+        let mut finished = Vec::new();
+        while let Some((_, result)) = group.join_next().await {
+            finished.push(result.unwrap().unwrap());
+        }
+        (in_order, finished)
+    });
+    assert_eq!(in_order, [30, 10, 20]);
+    assert_eq!(finished, [10, 20, 30]);
+}
+
+#[test]
+fn cancel_all_cancels_every_child_not_yet_joined() {
+    let executor = paused();
+    let results = executor.block_on(async {
+        let mut group = executor.group::<()>();
+        for _ in 0..3 {
+            group.spawn(std::future::pending()).unwrap();
+        }
+        group.cancel_all();
+        group.join_all().await
+    });
+    assert_eq!(results.len(), 3);
+    assert!(
+        results
+            .iter()
+            .all(|(_, result)| *result == Err(JoinError::Cancelled))
+    );
+}
+
+#[test]
+fn the_shutdown_report_names_each_child_s_end() {
+    support::quiet_panics_containing(&["on purpose"]);
+    let executor = paused();
+    let pool = BlockingPool::new(BlockingConfig::new(1, 4)).unwrap();
+    let (started_tx, started) = mpsc::channel();
+    let (release, release_rx) = mpsc::channel::<()>();
+    let report = executor.block_on(async {
+        let mut group = executor.group::<Result<u32, &'static str>>();
+        group.spawn_named("done", async { Ok(1) }).unwrap();
+        group.spawn_named("erred", async { Err("no") }).unwrap();
+        group
+            .spawn_named("panicked", async { panic!("a child panicked on purpose") })
+            .unwrap();
+        group.spawn_named("idle", std::future::pending()).unwrap();
+        let disk = pool.spawner();
+        group
+            .spawn_blocking(&disk, move || {
+                started_tx.send(()).unwrap();
+                release_rx.recv().unwrap();
+                Ok(5)
+            })
+            .unwrap();
+        // Let the quick ones end, and the blocking job start.
+        dinah::time::sleep(MS).await;
+        started.recv().unwrap();
+        group.shutdown(10 * MS).await
+    });
+    let ends: Vec<(Option<&str>, ChildKind, ChildEnd)> = report
+        .children
+        .iter()
+        .map(|child| (child.name, child.kind, child.end))
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            (Some("done"), ChildKind::Task, ChildEnd::Completed),
+            (Some("erred"), ChildKind::Task, ChildEnd::Failed),
+            (Some("panicked"), ChildKind::Task, ChildEnd::Failed),
+            (Some("idle"), ChildKind::Task, ChildEnd::Cancelled),
+            (None, ChildKind::Blocking, ChildEnd::Running),
+        ]
+    );
+    assert_eq!(report.count(ChildEnd::Failed), 2);
+    release.send(()).unwrap();
+    drop(pool);
+}
+
+#[test]
+fn a_queued_blocking_child_is_cancelled_at_shutdown() {
+    let executor = paused();
+    let pool = BlockingPool::new(BlockingConfig::new(1, 4)).unwrap();
+    let (started_tx, started) = mpsc::channel();
+    let (release, release_rx) = mpsc::channel::<()>();
+    let report = executor.block_on(async {
+        let mut group = executor.group::<()>();
+        let disk = pool.spawner();
+        group
+            .spawn_blocking(&disk, move || {
+                started_tx.send(()).unwrap();
+                release_rx.recv().unwrap();
+            })
+            .unwrap();
+        started.recv().unwrap();
+        group.spawn_blocking(&disk, || ()).unwrap();
+        group.shutdown(10 * MS).await
+    });
+    let ends: Vec<ChildEnd> = report.children.iter().map(|child| child.end).collect();
+    assert_eq!(ends, [ChildEnd::Running, ChildEnd::Cancelled]);
+    release.send(()).unwrap();
+}
+
+/// Dropping a group cancels its children: their futures are dropped at the
+/// executor's next scheduling point, and nothing of them runs again.
+#[test]
+fn dropping_a_group_cancels_its_children() {
+    struct Dropped(Rc<RefCell<usize>>);
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            *self.0.borrow_mut() += 1;
+        }
+    }
+    let executor = paused();
+    let dropped = Rc::new(RefCell::new(0));
+    let mut group = executor.group::<()>();
+    for _ in 0..4 {
+        let guard = Dropped(Rc::clone(&dropped));
+        group
+            .spawn(async move {
+                let _guard = guard;
+                std::future::pending::<()>().await;
+            })
+            .unwrap();
+    }
+    executor.tick(usize::MAX);
+    assert_eq!((*dropped.borrow(), executor.live_tasks()), (0, 4));
+    drop(group);
+    executor.tick(usize::MAX);
+    assert_eq!((*dropped.borrow(), executor.live_tasks()), (4, 0));
+}
+
+#[test]
+fn many_idle_children_are_all_in_the_report() {
+    let executor = paused();
+    let report = executor.block_on(async {
+        let mut group = executor.group::<()>();
+        for _ in 0..MANY {
+            group.spawn(std::future::pending()).unwrap();
+        }
+        dinah::time::sleep(MS).await;
+        group.shutdown(MS).await
+    });
+    assert_eq!(report.children.len(), MANY);
+    assert_eq!(report.count(ChildEnd::Cancelled), MANY);
+}

@@ -197,3 +197,76 @@ fn many_idle_children_are_all_in_the_report() {
     assert_eq!(report.children.len(), MANY);
     assert_eq!(report.count(ChildEnd::Cancelled), MANY);
 }
+
+/// The executor's own shutdown takes the pools' policies and reports like
+/// a group: a drain runs what was accepted (the ingress's waiting
+/// submissions too) and refuses what comes after; what is left at the
+/// deadline is dropped.
+#[test]
+fn an_executor_drain_runs_accepted_work_refuses_new_and_reports_each_task() {
+    use dinah::SpawnError;
+    use dinah::pool::ShutdownPolicy;
+    let executor = paused();
+    let spawner = executor.spawner();
+    let local = executor.local_spawner();
+    let refused = Rc::new(RefCell::new(None));
+    let seen = Rc::clone(&refused);
+    let _quick = executor
+        .try_spawn_named("quick", async move {
+            dinah::time::sleep(2 * MS).await;
+            // Spawning during the drain is refused.
+            *seen.borrow_mut() = Some(matches!(
+                local.try_spawn(async {}),
+                Err(SpawnError::Shutdown(_))
+            ));
+        })
+        .unwrap();
+    let _stuck = executor
+        .try_spawn_named("stuck", std::future::pending::<()>())
+        .unwrap();
+    let _waiting = spawner.try_spawn_named("submitted", async {}).unwrap();
+    let report = executor.shutdown_with(ShutdownPolicy::Drain, 10 * MS);
+    let ends: Vec<(Option<&str>, ChildEnd)> = report
+        .tasks
+        .iter()
+        .map(|task| (task.name, task.end))
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            (Some("quick"), ChildEnd::Completed),
+            (Some("stuck"), ChildEnd::Cancelled),
+            (Some("submitted"), ChildEnd::Completed),
+        ]
+    );
+    assert_eq!(*refused.borrow(), Some(true));
+    assert_eq!(
+        (report.cancelled_tasks, report.cancelled_submissions),
+        (1, 0)
+    );
+    assert!(matches!(
+        spawner.try_spawn(async {}),
+        Err(SpawnError::Shutdown(_))
+    ));
+}
+
+#[test]
+fn an_executor_cancel_pending_shutdown_drops_everything_at_once() {
+    use dinah::pool::ShutdownPolicy;
+    let executor = paused();
+    let _a = executor.try_spawn_named("a", after(1)).unwrap();
+    let _b = executor.spawner().try_spawn_named("b", async {}).unwrap();
+    let report = executor.shutdown_with(ShutdownPolicy::CancelPending, 10 * MS);
+    let ends: Vec<(Option<&str>, ChildEnd)> = report
+        .tasks
+        .iter()
+        .map(|task| (task.name, task.end))
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            (Some("a"), ChildEnd::Cancelled),
+            (Some("b"), ChildEnd::Cancelled)
+        ]
+    );
+}

@@ -165,6 +165,12 @@ impl Ingress {
         taken
     }
 
+    /// Refuses new submissions from now on, keeping those that wait (a
+    /// draining shutdown takes them in).
+    pub(super) fn seal(&self) {
+        lock(&self.queue).open = false;
+    }
+
     /// Closes the ingress for good and returns what waited in it.
     pub(super) fn close(&self) -> Vec<Box<dyn Submission>> {
         let mut queue = lock(&self.queue);

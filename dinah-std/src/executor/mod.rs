@@ -38,6 +38,7 @@ use std::fmt;
 use std::future::Future;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Duration;
 
 use dinah_core::executor::{SpawnError, TickReport};
 use dinah_core::task::TaskOutput;
@@ -335,6 +336,47 @@ impl<'a, M: Measure> LocalExecutor<'a, M> {
     /// When called from inside a task of this executor.
     pub fn shutdown(&self) -> ShutdownReport {
         self.inner.shutdown()
+    }
+
+    /// Shuts the executor down under one of the pools' policies:
+    ///
+    /// - [`ShutdownPolicy::Drain`]: spawns and submissions are refused from
+    ///   now on ([`SpawnError::Shutdown`]); the tasks already accepted
+    ///   (and the submissions waiting in the ingress) run, as in
+    ///   [`block_on`](Self::block_on), until none is left or `deadline`
+    ///   passes on the executor's clock; whatever is left then is dropped
+    ///   as [`shutdown`](Self::shutdown) drops it.
+    /// - [`ShutdownPolicy::CancelPending`]: [`shutdown`](Self::shutdown) at
+    ///   once (`deadline` is not used).
+    ///
+    /// The report names each task alive when the shutdown began and how
+    /// it ended. No accepted task is lost: each ran to its end or was
+    /// dropped with its handle resolved `Cancelled`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use dinah::LocalExecutor;
+    /// use dinah::pool::ShutdownPolicy;
+    /// use dinah::task::ChildEnd;
+    ///
+    /// let executor = LocalExecutor::new();
+    /// let saved = executor.try_spawn_named("save", async { dinah::yield_now().await }).unwrap();
+    /// let idle = executor.try_spawn_named("idle", std::future::pending::<()>()).unwrap();
+    /// let report = executor.shutdown_with(ShutdownPolicy::Drain, Duration::from_millis(5));
+    /// let ends: Vec<_> = report.tasks.iter().map(|task| (task.name, task.end)).collect();
+    /// assert_eq!(ends, [(Some("save"), ChildEnd::Completed), (Some("idle"), ChildEnd::Cancelled)]);
+    /// # drop((saved, idle));
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// When called from inside a task of this executor.
+    pub fn shutdown_with(
+        &self,
+        policy: crate::pool::ShutdownPolicy,
+        deadline: Duration,
+    ) -> ShutdownReport {
+        self.inner.shutdown_with(policy, deadline)
     }
 
     /// A handle to this executor's timers: makes sleeps, timeouts and

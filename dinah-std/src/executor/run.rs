@@ -25,9 +25,10 @@ use super::hub::Hub;
 use super::probe::{ExecProbe, TaskProbe};
 use super::report::ShutdownReport;
 use super::resolver::{AbortNote, BoxedTask, wrap};
+use crate::pool::ShutdownPolicy;
 use crate::primitives::{current, park, park_timeout};
 use crate::queue::CapacityError;
-use crate::task::{CancelTarget, Join, JoinError, JoinHandle};
+use crate::task::{CancelTarget, ChildEnd, ChildKind, ChildReport, Join, JoinError, JoinHandle};
 use crate::telemetry::hook::Hook;
 use crate::telemetry::{TelemetryConfig, resume_hook_panic, run_hooks};
 use crate::time::HostTimers;
@@ -48,6 +49,8 @@ struct Place<'a> {
     note: Rc<AbortNote<'a>>,
     /// The slot's telemetry (its header's), when kept.
     probe: Hook<Arc<TaskProbe>>,
+    /// The slot's latest task and its name, for shutdown reports.
+    who: Cell<Option<(TaskId, Option<&'static str>)>>,
 }
 
 type TaskPlace<'a> = Rc<Place<'a>>;
@@ -66,6 +69,7 @@ impl<M: Measure> Slot<'_, M> {
                 task: RefCell::new(None),
                 note: Rc::new(AbortNote::new()),
                 probe: header.probe.clone(),
+                who: Cell::new(None),
             }),
             header,
         }
@@ -94,6 +98,12 @@ pub(super) struct Inner<'a, M: Measure> {
     /// dropped, so entering again would be re-entrant.
     pub(super) running: Cell<bool>,
     pub(super) closed: Cell<bool>,
+    /// A draining shutdown runs: spawns are refused, accepted work runs.
+    draining: Cell<bool>,
+    /// While draining: each task that ends, as the report names it.
+    ended: RefCell<Option<Vec<ChildReport>>>,
+    /// While draining: woken when the last live task ends.
+    idle_waker: RefCell<Option<Waker>>,
 }
 
 /// Clears `running` when a `tick`, `block_on` or `shutdown` ends, even by
@@ -177,6 +187,9 @@ impl<'a, M: Measure> Inner<'a, M> {
             stale_seen: Cell::new(0),
             running: Cell::new(false),
             closed: Cell::new(false),
+            draining: Cell::new(false),
+            ended: RefCell::new(None),
+            idle_waker: RefCell::new(None),
         })
     }
 
@@ -199,7 +212,7 @@ impl<'a, M: Measure> Inner<'a, M> {
         F::Output: TaskOutput + 'a,
     {
         let id = self.hub.next_id();
-        let closed = self.closed.get();
+        let closed = self.closed.get() || self.draining.get();
         if closed || self.live.get() >= self.max_tasks {
             if let Some(probe) = self.probe() {
                 run_hooks(|| probe.rejected(id, !closed));
@@ -253,6 +266,7 @@ impl<'a, M: Measure> Inner<'a, M> {
             }
             *slot = Slot::new(index, &self.hub);
         }
+        slot.task.who.set(Some((id, name)));
         if let (Some(probe), Some(task)) = (self.probe(), slot.header.probe.get()) {
             probe.installed(task, id, at, name);
         }
@@ -408,11 +422,22 @@ impl<'a, M: Measure> Inner<'a, M> {
     /// Ends the task in slot `index`; frees the slot unless it is still
     /// queued (then it is freed when taken off).
     fn end(&self, index: u32, life: Life) {
-        let word = self.slots.borrow()[index as usize]
-            .header
-            .cell
-            .set_life(life);
+        let word = {
+            let slots = self.slots.borrow();
+            let slot = &slots[index as usize];
+            if let (Some(ended), Some((id, name))) =
+                (self.ended.borrow_mut().as_mut(), slot.task.who.get())
+            {
+                ended.push(task_report(id, name, life));
+            }
+            slot.header.cell.set_life(life)
+        };
         self.live.set(self.live.get() - 1);
+        if self.live.get() == 0
+            && let Some(idle) = self.idle_waker.borrow_mut().take()
+        {
+            idle.wake();
+        }
         if !word.is_queued() {
             self.free.borrow_mut().push(index);
         }
@@ -476,6 +501,10 @@ impl<'a, M: Measure> Inner<'a, M> {
         self.closed.set(true);
         let submissions = self.hub.ingress.close();
         let cancelled_submissions = submissions.len();
+        let mut reports: Vec<ChildReport> = submissions
+            .iter()
+            .map(|submission| task_report(submission.id(), submission.name(), Life::Cancelled))
+            .collect();
         if let Some(probe) = self.probe() {
             for submission in &submissions {
                 probe.dropped(submission.id());
@@ -490,6 +519,9 @@ impl<'a, M: Measure> Inner<'a, M> {
                 .iter_mut()
                 .filter_map(|slot| {
                     let task = slot.task.task.borrow_mut().take()?;
+                    if let Some((id, name)) = slot.task.who.get() {
+                        reports.push(task_report(id, name, Life::Cancelled));
+                    }
                     slot.header.cell.set_life(Life::Cancelled);
                     if let (Some(probe), Some(slot)) = (self.probe(), slot.task.probe.get()) {
                         probe.cancelled(slot);
@@ -512,10 +544,60 @@ impl<'a, M: Measure> Inner<'a, M> {
         if M::MEASURED {
             resume_hook_panic();
         }
+        reports.sort_by_key(|report| report.id);
         ShutdownReport {
             cancelled_tasks,
             cancelled_submissions,
+            tasks: reports,
         }
+    }
+
+    /// Shuts down under `policy`: `Drain` first refuses new spawns and runs
+    /// what was accepted (tasks and waiting submissions) until none is left
+    /// or `deadline` passes on the executor's clock; then, as
+    /// `CancelPending` does at once, drops whatever is left.
+    pub(super) fn shutdown_with(
+        &self,
+        policy: ShutdownPolicy,
+        deadline: Duration,
+    ) -> ShutdownReport {
+        let mut drained = Vec::new();
+        if policy == ShutdownPolicy::Drain && !self.closed.get() {
+            self.draining.set(true);
+            self.hub.ingress.seal();
+            *self.ended.borrow_mut() = Some(Vec::new());
+            let timer = crate::time::TimerHandle::new(Arc::clone(&self.hub.timers));
+            let mut out_of_time = pin!(dinah_core::time::TimerDriver::sleep(timer, deadline));
+            self.block_on(std::future::poll_fn(|cx| {
+                if self.live.get() == 0 && !self.hub.ingress.has_pending() {
+                    return Poll::Ready(());
+                }
+                *self.idle_waker.borrow_mut() = Some(cx.waker().clone());
+                out_of_time.as_mut().poll(cx)
+            }));
+            self.idle_waker.borrow_mut().take();
+            drained = self.ended.borrow_mut().take().unwrap_or_default();
+            self.draining.set(false);
+        }
+        let mut report = self.shutdown();
+        drained.append(&mut report.tasks);
+        drained.sort_by_key(|report| report.id);
+        report.tasks = drained;
+        report
+    }
+}
+
+/// A task's line in a shutdown report.
+fn task_report(id: TaskId, name: Option<&'static str>, life: Life) -> ChildReport {
+    ChildReport {
+        id,
+        name,
+        kind: ChildKind::Task,
+        end: match life {
+            Life::Completed => ChildEnd::Completed,
+            Life::Failed => ChildEnd::Failed,
+            _ => ChildEnd::Cancelled,
+        },
     }
 }
 

@@ -10,6 +10,10 @@
 //! - `semaphore_acquire_release`: one task acquires a permit and drops it,
 //!   10,000 times: dinah's `SharedSemaphore` and static `Semaphore`, tokio's
 //!   `Semaphore`.
+//! - `group_shutdown_10k`: a group of 10,000 idle tasks (each waits
+//!   forever) shut down: dinah's `TaskGroup::shutdown` (every child
+//!   cancelled, dropped and named in the report), tokio's `JoinSet`
+//!   (`shutdown`: abort all, wait for all). The goal is under 10 ms.
 //!
 //! `cargo bench --bench sync [-- FILTER] [--samples N]`.
 
@@ -249,9 +253,75 @@ fn semaphore(options: &Options) {
     );
 }
 
+const GROUP: usize = 10_000;
+
+fn group_shutdown(options: &Options) {
+    if !options.wants("group_shutdown_10k") {
+        return;
+    }
+    let dinah = LocalExecutor::new();
+    let tokio = tokio_runtime();
+    let mut reported = 0;
+    let mut contenders = vec![
+        Contender::new("dinah TaskGroup::shutdown", false, || {
+            dinah.block_on(async {
+                let mut group = dinah.group::<()>();
+                for _ in 0..GROUP {
+                    group.spawn(std::future::pending()).expect("no cap");
+                }
+                // Every child has been polled once and waits.
+                dinah::yield_now().await;
+                let start = Instant::now();
+                let report = group.shutdown(Duration::from_secs(1)).await;
+                let took = start.elapsed();
+                reported = report.count(dinah::task::ChildEnd::Cancelled);
+                took
+            })
+        }),
+        Contender::new("tokio JoinSet::shutdown", true, || {
+            let local = tokio::task::LocalSet::new();
+            local.block_on(&tokio, async {
+                let mut set = tokio::task::JoinSet::new();
+                for _ in 0..GROUP {
+                    set.spawn_local(std::future::pending::<()>());
+                }
+                tokio::task::yield_now().await;
+                let start = Instant::now();
+                set.shutdown().await;
+                start.elapsed()
+            })
+        }),
+    ];
+    let results = run_case(
+        "group_shutdown_10k (time to shut down a group of 10,000 idle tasks)",
+        1,
+        options.samples,
+        &mut contenders,
+    );
+    drop(contenders);
+    let dinah_median = median_of(&results, "dinah");
+    println!(
+        "group_shutdown_10k: dinah {:.3} ms (goal under 10 ms) -> {}; children in the last report: {reported} of {GROUP} -> {}",
+        dinah_median * 1e3,
+        if dinah_median < 0.010 {
+            "met"
+        } else {
+            "MISSED"
+        },
+        if reported == GROUP { "met" } else { "MISSED" }
+    );
+    let ratio = dinah_median / median_of(&results, "tokio");
+    target(
+        "group_shutdown_10k: dinah / tokio JoinSet (recorded)",
+        ratio,
+        true,
+    );
+}
+
 fn main() {
     let options = Options::from_args();
-    println!("# dinah channel and semaphore benchmarks");
+    println!("# dinah channel, semaphore and task group benchmarks");
     ping_pong(&options);
     semaphore(&options);
+    group_shutdown(&options);
 }

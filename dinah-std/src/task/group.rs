@@ -2,6 +2,7 @@
 //! down together, with a [`GroupReport`] naming each child's end.
 #![forbid(unsafe_code)]
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::future::{Future, poll_fn};
 use std::io;
@@ -170,6 +171,8 @@ pub struct TaskGroup<'a, T, M: Measure = Unmeasured> {
     spawner: LocalSpawner<'a, M>,
     children: Vec<Child<T>>,
     woken: Arc<Mutex<Woken>>,
+    /// Children taken from `woken` and not looked at yet.
+    to_look: VecDeque<usize>,
     /// Children whose result has not been taken.
     open: usize,
 }
@@ -182,6 +185,7 @@ impl<'a, T, M: Measure> TaskGroup<'a, T, M> {
             spawner,
             children: Vec::new(),
             woken: Arc::default(),
+            to_look: VecDeque::new(),
             open: 0,
         }
     }
@@ -310,33 +314,21 @@ impl<'a, T, M: Measure> TaskGroup<'a, T, M> {
             if self.open == 0 {
                 return Poll::Ready(None);
             }
-            let woken = {
+            let Some(index) = self.to_look.pop_front() else {
                 let mut woken = lock_std(&self.woken);
                 if woken.children.is_empty() {
                     woken.parent = Some(cx.waker().clone());
                     return Poll::Pending;
                 }
-                std::mem::take(&mut woken.children)
+                self.to_look.extend(woken.children.drain(..));
+                continue;
             };
-            let mut found = None;
-            let mut rest = woken.into_iter();
-            for index in rest.by_ref() {
-                let child = &mut self.children[index];
-                let Some(handle) = child.handle.as_mut() else {
-                    continue;
-                };
-                let mut child_cx = Context::from_waker(&child.waker);
-                if let Poll::Ready(result) = Pin::new(handle).poll(&mut child_cx) {
-                    found = Some((index, result));
-                    break;
-                }
-            }
-            // Those not looked at yet stay woken.
-            let rest: Vec<usize> = rest.collect();
-            if !rest.is_empty() {
-                lock_std(&self.woken).children.extend(rest);
-            }
-            if let Some((index, result)) = found {
+            let child = &mut self.children[index];
+            let Some(handle) = child.handle.as_mut() else {
+                continue;
+            };
+            let mut child_cx = Context::from_waker(&child.waker);
+            if let Poll::Ready(result) = Pin::new(handle).poll(&mut child_cx) {
                 let id = self.settle(index, &result);
                 return Poll::Ready(Some((id, result)));
             }
@@ -367,6 +359,7 @@ impl<'a, T, M: Measure> TaskGroup<'a, T, M> {
             }
         }
         lock_std(&self.woken).children.clear();
+        self.to_look.clear();
         results
     }
 

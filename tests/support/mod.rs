@@ -10,6 +10,8 @@ use dinah::queue::{FifoQueue, QueuePushError};
 pub(crate) mod chrome;
 pub(crate) mod models;
 #[allow(dead_code)]
+pub(crate) mod sync_model;
+#[allow(dead_code)]
 pub(crate) mod virtual_time;
 
 /// A `BoundedQueue` with hooks: `len()` answers what `reported_len` says

@@ -1,0 +1,14 @@
+//! Operation sequences on the bounded channel and the semaphore against
+//! their reference models (the checkers `tests/sync_model.rs` uses): every
+//! outcome, and every wake, as the model says.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+#[path = "../../tests/support/sync_model.rs"]
+mod sync_model;
+
+fuzz_target!(|bytes: &[u8]| {
+    sync_model::check_channel(bytes);
+    sync_model::check_semaphore(bytes);
+});

@@ -1,0 +1,27 @@
+//! The channel and the semaphore against reference models, on random
+//! operation sequences: every outcome and every wake as the model says.
+//! (The `sync_ops` fuzz target runs the same checkers.)
+
+use proptest::prelude::*;
+
+mod support;
+
+use support::sync_model::{check_channel, check_semaphore};
+
+fn cases() -> ProptestConfig {
+    ProptestConfig::with_cases(if cfg!(miri) { 2 } else { 512 })
+}
+
+proptest! {
+    #![proptest_config(cases())]
+
+    #[test]
+    fn the_channel_follows_its_model(bytes in proptest::collection::vec(any::<u8>(), 0..96)) {
+        check_channel(&bytes);
+    }
+
+    #[test]
+    fn the_semaphore_follows_its_model(bytes in proptest::collection::vec(any::<u8>(), 0..96)) {
+        check_semaphore(&bytes);
+    }
+}

@@ -44,6 +44,12 @@ impl<'a, T> Polled<'a, T> {
     }
 }
 
+/// A send under test.
+type Sending<'a> = Polled<'a, Result<(), dinah::sync::SendError<u8>>>;
+
+/// An acquire under test.
+type Acquiring<'a> = Polled<'a, Result<dinah::sync::SharedPermit<'a>, Refusal>>;
+
 /// A waiter in the model's line.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Stand {
@@ -91,7 +97,7 @@ pub(crate) fn check_channel(bytes: &[u8]) {
         capacity,
         ..ChannelModel::default()
     };
-    let mut senders: Vec<Option<Polled<'_, Result<(), dinah::sync::SendError<u8>>>>> = Vec::new();
+    let mut senders: Vec<Option<Sending<'_>>> = Vec::new();
     let mut stands: Vec<Stand> = Vec::new();
     let mut values: Vec<u8> = Vec::new();
     for pair in ops.chunks(2) {
@@ -218,8 +224,7 @@ pub(crate) fn check_semaphore(bytes: &[u8]) {
     let mut line: VecDeque<usize> = VecDeque::new();
     let mut wants: Vec<u32> = Vec::new();
     let mut stands: Vec<Stand> = Vec::new();
-    let mut waiters: Vec<Option<Polled<'_, Result<dinah::sync::SharedPermit<'_>, Refusal>>>> =
-        Vec::new();
+    let mut waiters: Vec<Option<Acquiring<'_>>> = Vec::new();
     let mut held: Vec<dinah::sync::SharedPermit<'_>> = Vec::new();
     let grant =
         |free: &mut u32, line: &mut VecDeque<usize>, stands: &mut [Stand], wants: &[u32]| {

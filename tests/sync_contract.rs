@@ -473,3 +473,51 @@ fn a_zero_capacity_is_refused() {
         dinah::queue::CapacityError::Zero
     );
 }
+
+/// Polls `future` on this thread, parked between polls.
+fn block_on<F: Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let Poll::Ready(value) = future.as_mut().poll(&mut cx) {
+            return value;
+        }
+        std::thread::park();
+    }
+}
+
+/// Producers on four threads wait on a small channel that one thread
+/// drains: every value arrives once, each producer's in its order, and the
+/// last sender's going ends the receiver.
+#[test]
+fn producers_on_many_threads_each_deliver_in_order() {
+    const EACH: u32 = if cfg!(miri) { 20 } else { 2_000 };
+    let (tx, mut rx) = mpsc::channel::<(u32, u32)>(2).unwrap();
+    let producers: Vec<_> = (0..4)
+        .map(|producer| {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for n in 0..EACH {
+                    block_on(tx.send((producer, n))).unwrap();
+                }
+            })
+        })
+        .collect();
+    drop(tx);
+    let mut next = [0u32; 4];
+    while let Some((producer, n)) = block_on(rx.recv()) {
+        assert_eq!(n, next[producer as usize], "in order per producer");
+        next[producer as usize] += 1;
+    }
+    assert_eq!(next, [EACH; 4]);
+    for producer in producers {
+        producer.join().unwrap();
+    }
+}

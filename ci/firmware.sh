@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the QEMU firmware (the queue-and-scheduler example, the async
-# executor example, the watchdog and the timers example) and the on-target tests on thumbv7m (lm3s6965evb) and
+# executor example, the watchdog, the timers and the spawn examples) and the on-target tests on thumbv7m (lm3s6965evb) and
 # thumbv6m (microbit), decodes their defmt logs and compares them line by
 # line with ci/expected/. Any difference, non-zero exit or hang fails.
 #
@@ -106,6 +106,12 @@ for target in "${targets[@]}"; do
         --bin dinah-qemu-timers --message-format=json-render-diagnostics \
         | built_executable dinah-qemu-timers)
     QEMU_ICOUNT=1 run_and_compare "$elf" "qemu-timers-$short"
+
+    step "spawn firmware on $target (a task pool fed by a task and an interrupt; under -icount)"
+    elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \
+        --bin dinah-qemu-spawn --message-format=json-render-diagnostics \
+        | built_executable dinah-qemu-spawn)
+    QEMU_ICOUNT=1 run_and_compare "$elf" "qemu-spawn-$short"
 
     step "on-target tests on $target"
     elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" test --no-run --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \

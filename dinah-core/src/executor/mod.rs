@@ -54,6 +54,7 @@
 //! | `waker.rs` | the heap-free waker's vtable: the crate's only `unsafe` |
 //! | `report.rs` | [`TickReport`] |
 //! | `error.rs` | [`SpawnError`], [`QueueClaimed`], [`CancelError`] |
+//! | `task_pool.rs` | [`TaskPool`]: spawning from tasks and interrupt handlers into worker tasks whose storage is reused |
 #![deny(unsafe_code)]
 
 use core::pin::Pin;
@@ -66,6 +67,7 @@ mod idle;
 mod ready_queue;
 mod report;
 mod run;
+mod task_pool;
 // The one module of the crate that may use `unsafe`: the heap-free waker.
 #[allow(unsafe_code)]
 mod waker;
@@ -75,6 +77,7 @@ pub use error::{CancelError, QueueClaimed, SpawnError};
 pub use idle::{Idle, Pended};
 pub use ready_queue::ReadyQueue;
 pub use report::TickReport;
+pub use task_pool::{TaskPool, TaskPoolFigures, TooManyWorkers};
 
 /// A borrowed, pinned task as the core executor stores it: any task whose
 /// error type is `O`'s (see [`AsyncExecutor`]).

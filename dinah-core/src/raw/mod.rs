@@ -70,8 +70,8 @@ pub use tick::{Step, Tick, TickTally, tick};
 pub use timer_book::TimerBook;
 pub use wait_list::{Turn, WAKE_BATCH, WaitEntry, WaitKey, WaitList, WaitStore, WakeBatch};
 pub use waiting::{
-    Acquiring, ChannelLock, Item, Lock, PermitLock, Sending, Settle, poll_recv, release, try_send,
-    wake, with_batch,
+    Acquiring, ChannelLock, Item, Lock, PermitLock, Sending, Settle, critical, poll_recv, release,
+    try_send, wake, with_batch,
 };
 pub use wake_stack::{Stale, WakeStack};
 pub use wheel::{Armed, TimerEntry, TimerKey, TimerStore, Wheel, WheelIndex};

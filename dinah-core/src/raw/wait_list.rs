@@ -127,7 +127,10 @@ impl WakeBatch {
     /// If the batch is full; check [`has_room`](Self::has_room) first.
     pub fn push(&mut self, waker: Option<Waker>) {
         if let Some(waker) = waker {
-            self.wakers[self.len] = Some(waker);
+            match self.wakers.get_mut(self.len) {
+                Some(place) => *place = Some(waker),
+                None => batch_full(),
+            }
             self.len += 1;
         }
     }
@@ -146,8 +149,7 @@ impl WakeBatch {
 
     /// Wakes every waker taken, in order.
     pub fn wake(mut self) {
-        let len = self.len;
-        for waker in &mut self.wakers[..len] {
+        for waker in self.wakers.iter_mut().take(self.len) {
             if let Some(waker) = waker.take() {
                 waker.wake();
             }
@@ -217,7 +219,10 @@ impl<S: WaitStore> WaitList<S> {
     }
 
     fn entry(&mut self, index: u32) -> &mut WaitEntry {
-        &mut self.store.entries_mut()[index as usize]
+        match self.store.entries_mut().get_mut(index as usize) {
+            Some(entry) => entry,
+            None => out_of_range(),
+        }
     }
 
     /// Joins the end of the line asking for `want`, at time `now`; `None`
@@ -350,6 +355,21 @@ impl<S: WaitStore> WaitList<S> {
             batch.push(self.settle_head(false));
         }
     }
+}
+
+/// A waker was pushed into a full batch: a broken invariant (callers check
+/// `has_room`), reported with a fixed message.
+#[cold]
+fn batch_full() -> ! {
+    panic!("dinah: wake batch full")
+}
+
+/// An index from the line's own links was out of range: a broken
+/// invariant, reported with a fixed message (so that a firmware does not
+/// link `core::fmt` for it).
+#[cold]
+fn out_of_range() -> ! {
+    panic!("dinah: wait line index out of range")
 }
 
 #[cfg(all(test, not(loom)))]

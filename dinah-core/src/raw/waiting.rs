@@ -71,6 +71,25 @@ pub trait PermitLock: Lock<State = Permits<Self::Store>> {
     type Store: WaitStore;
 }
 
+/// Runs `f` on the state in `cell` inside a critical section: the lock of
+/// every core channel, semaphore and timer store. Borrowing the state again
+/// from inside `f` (a waker that calls back in) panics with a fixed message,
+/// so a firmware does not link `core::fmt` for it.
+pub fn critical<T, R>(
+    cell: &critical_section::Mutex<core::cell::RefCell<T>>,
+    f: impl FnOnce(&mut T) -> R,
+) -> R {
+    critical_section::with(|cs| match cell.borrow(cs).try_borrow_mut() {
+        Ok(mut state) => f(&mut state),
+        Err(_) => reentered(),
+    })
+}
+
+#[cold]
+fn reentered() -> ! {
+    panic!("dinah: a critical-section lock was taken again from inside itself")
+}
+
 /// Wakes `batch`, then keeps handing out what `lock`'s state has left to
 /// hand out, a batch at a time.
 pub fn wake<L: Lock + ?Sized>(lock: &L, mut batch: WakeBatch) {

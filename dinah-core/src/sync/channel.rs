@@ -159,7 +159,7 @@ impl<T, const N: usize, const W: usize> Lock for Channel<T, N, W> {
     type State = State<T, N, W>;
 
     fn with<R>(&self, f: impl FnOnce(&mut Self::State) -> R) -> R {
-        critical_section::with(|cs| f(&mut self.state.borrow_ref_mut(cs)))
+        crate::raw::critical(&self.state, f)
     }
 }
 

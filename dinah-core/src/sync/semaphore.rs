@@ -163,7 +163,7 @@ impl<const W: usize> Lock for Semaphore<W> {
     type State = Permits<[WaitEntry; W]>;
 
     fn with<R>(&self, f: impl FnOnce(&mut Self::State) -> R) -> R {
-        critical_section::with(|cs| f(&mut self.state.borrow_ref_mut(cs)))
+        crate::raw::critical(&self.state, f)
     }
 }
 

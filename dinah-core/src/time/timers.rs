@@ -152,20 +152,8 @@ impl<const T: usize, C: Clock> Timers<T, C> {
     }
 
     fn with<R>(&self, f: impl FnOnce(&mut Book<T>) -> R) -> R {
-        critical_section::with(|cs| match self.book.borrow(cs).try_borrow_mut() {
-            Ok(mut book) => f(&mut book),
-            Err(_) => reentered(),
-        })
+        crate::raw::critical(&self.book, f)
     }
-}
-
-/// The store was reached from inside its own critical section (a waker
-/// that arms a timer of the same store while it is being woken cannot do
-/// that: wakers are woken outside it). A fixed message, so that a firmware
-/// does not link `core::fmt` for it.
-#[cold]
-fn reentered() -> ! {
-    panic!("dinah: a timer store was re-entered inside its own critical section")
 }
 
 impl<const T: usize, C: Clock> TimerDriver for &Timers<T, C> {

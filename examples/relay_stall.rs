@@ -43,6 +43,8 @@ use dinah::{BlockingPool, CoreConfig, LocalExecutor, SpawnError, TaskId, WorkerP
 
 /// The relay's connections.
 pub(crate) const CONNECTIONS: usize = 3;
+/// Their tasks' names, as verdicts and the timeline show them.
+const NAMES: [&str; CONNECTIONS] = ["connection 0", "connection 1", "connection 2"];
 /// How long a connection waits for its disk write (dinah's timer, on the
 /// relay's executor): far longer than any case holds the disk, so the
 /// cases' verdicts do not depend on it.
@@ -314,12 +316,14 @@ impl Relay {
                         LocalExecutor::with_telemetry(ExecutorConfig::default(), relay_config)
                             .unwrap();
                     let shared = Rc::new(shared);
+                    // The relay owns its connections: one group, shut down
+                    // together when the relay stops.
+                    let mut connections = executor.group::<()>();
                     let tasks: Vec<TaskId> = (0..CONNECTIONS)
                         .map(|index| {
-                            let handle = executor
-                                .try_spawn(connection(index, Arc::clone(&shared)))
-                                .unwrap();
-                            handle.id()
+                            connections
+                                .spawn_named(NAMES[index], connection(index, Arc::clone(&shared)))
+                                .unwrap_or_else(|_| unreachable!("the executor has no task cap"))
                         })
                         .collect();
                     executor.tick(usize::MAX);
@@ -334,6 +338,8 @@ impl Relay {
                             Command::Stop => break,
                         }
                     }
+                    let report = executor.block_on(connections.shutdown(Duration::from_secs(1)));
+                    debug_assert_eq!(report.children.len(), CONNECTIONS);
                 })
                 .unwrap()
         };

@@ -34,6 +34,21 @@ const _: () = {
     send_sync::<Sleep<TimerHandle>>();
     send_sync::<Interval<TimerHandle>>();
     send_sync::<Sleep<&'static Timers<4, NoClock>>>();
+    // Channels, semaphores and task pools are statics that tasks, threads and
+    // interrupt handlers share; their std variants move between threads.
+    send_sync::<dinah::sync::Channel<u32, 4>>();
+    send_sync::<dinah::sync::Semaphore>();
+    send_sync::<dinah::executor::TaskPool<u32, 4, 2>>();
+    send_sync::<dinah::sync::Sender<'static, u32, 4>>();
+    clone_send_sync_static::<dinah::sync::mpsc::Sender<u32>>();
+    send_sync::<dinah::sync::mpsc::Receiver<u32>>();
+    clone_send_sync_static::<dinah::sync::SharedSemaphore>();
+    send_sync::<dinah::sync::OwnedPermit>();
+    send_sync::<dinah::sync::OwnedAcquire>();
+    send_sync::<dinah::sync::mpsc::SendFuture<'static, u32>>();
+    send_sync::<dinah::sync::SendError<u32>>();
+    clone_send_sync_static::<dinah::pool::PoolSpawner>();
+    send_sync::<dinah::pool::Spawning<fn() -> u32, u32>>();
     // The owned cancellation handle moves anywhere, like tokio-util's token.
     clone_send_sync_static::<CancellationHandle>();
     // Plain values are Copy.

@@ -162,6 +162,15 @@ struct Child<T> {
 /// result is dropped. To let children outlive the group, spawn them on the
 /// executor directly instead.
 ///
+/// A group lives on its executor's thread (it spawns there), so it is not
+/// `Send`:
+///
+/// ```compile_fail,E0277
+/// fn send<T: Send>(_: T) {}
+/// let executor = dinah::LocalExecutor::new();
+/// send(executor.group::<()>());
+/// ```
+///
 /// # What it does not do
 ///
 /// It does not join in any order but the two offered (spawn order, or

@@ -20,40 +20,7 @@ use dinah::sync::{
 mod support;
 
 use support::keep_forever;
-
-/// A waker that counts its wakes.
-#[derive(Default)]
-struct Counter(AtomicUsize);
-
-impl Wake for Counter {
-    fn wake(self: Arc<Self>) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-/// A future under test with its own counting waker.
-struct Polled<'a, T> {
-    future: Pin<Box<dyn Future<Output = T> + 'a>>,
-    wakes: Arc<Counter>,
-}
-
-impl<'a, T> Polled<'a, T> {
-    fn new(future: impl Future<Output = T> + 'a) -> Self {
-        Self {
-            future: Box::pin(future),
-            wakes: Arc::default(),
-        }
-    }
-
-    fn poll(&mut self) -> Poll<T> {
-        let waker = Waker::from(Arc::clone(&self.wakes));
-        self.future.as_mut().poll(&mut Context::from_waker(&waker))
-    }
-
-    fn woken(&self) -> usize {
-        self.wakes.0.load(Ordering::SeqCst)
-    }
-}
+use support::sync_model::Polled;
 
 type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
 

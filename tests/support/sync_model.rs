@@ -23,23 +23,23 @@ impl Wake for Counter {
 }
 
 /// A future under test with a waker that counts its wakes.
-struct Polled<'a, T> {
+pub(crate) struct Polled<'a, T> {
     future: Pin<Box<dyn Future<Output = T> + 'a>>,
     wakes: Arc<Counter>,
 }
 
 impl<'a, T> Polled<'a, T> {
-    fn new(future: impl Future<Output = T> + 'a) -> Self {
+    pub(crate) fn new(future: impl Future<Output = T> + 'a) -> Self {
         Self {
             future: Box::pin(future),
             wakes: Arc::default(),
         }
     }
-    fn poll(&mut self) -> Poll<T> {
+    pub(crate) fn poll(&mut self) -> Poll<T> {
         let waker = Waker::from(Arc::clone(&self.wakes));
         self.future.as_mut().poll(&mut Context::from_waker(&waker))
     }
-    fn woken(&self) -> usize {
+    pub(crate) fn woken(&self) -> usize {
         self.wakes.0.load(Ordering::SeqCst)
     }
 }

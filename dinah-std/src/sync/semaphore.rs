@@ -180,11 +180,13 @@ impl SharedSemaphore {
     /// Its free permits and who waits, now.
     #[must_use]
     pub fn figures(&self) -> SemaphoreFigures {
-        let mut figures = self.inner.with(|state| {
-            let since = state.line().oldest_since();
-            SemaphoreFigures::from_permits(self.inner.name, state, since)
+        let (mut figures, since) = self.inner.with(|state| {
+            (
+                SemaphoreFigures::from_permits(self.inner.name, state, None),
+                state.line().oldest_since(),
+            )
         });
-        figures.longest_wait_micros = self.inner.waited(figures.longest_wait_micros);
+        figures.longest_wait_micros = self.inner.waited(since);
         figures
     }
 }

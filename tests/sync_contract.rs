@@ -488,3 +488,35 @@ fn producers_on_many_threads_each_deliver_in_order() {
         producer.join().unwrap();
     }
 }
+
+/// The std variants time their lines: the head's wait is known while
+/// someone waits, and absent when nobody does (the core's have no clock).
+#[test]
+fn a_hosted_line_reports_its_head_s_wait() {
+    let semaphore = SharedSemaphore::named("timed", 0);
+    assert_eq!(semaphore.figures().longest_wait_micros, None);
+    let mut waiting = Polled::new(semaphore.acquire());
+    assert!(waiting.poll().is_pending());
+    let figures = semaphore.figures();
+    assert_eq!((figures.waiting, figures.name), (1, Some("timed")));
+    assert!(figures.longest_wait_micros.is_some());
+    drop(waiting);
+    assert_eq!(semaphore.figures().longest_wait_micros, None);
+
+    let (tx, _rx) = mpsc::channel::<u8>(1).unwrap();
+    tx.try_send(0).unwrap();
+    let mut sending = Polled::new(tx.send(1));
+    assert!(sending.poll().is_pending());
+    assert!(tx.figures().longest_wait_micros.is_some());
+    drop(sending);
+    assert_eq!(tx.figures().longest_wait_micros, None);
+    let core: &'static Channel<u8, 1> = keep_forever(Channel::new());
+    let (core_tx, _core_rx) = core.split().unwrap();
+    core_tx.try_send(0).unwrap();
+    let mut core_sending = Polled::new(core_tx.send(1));
+    assert!(core_sending.poll().is_pending());
+    assert_eq!(
+        (core.figures().waiting, core.figures().longest_wait_micros),
+        (1, None)
+    );
+}

@@ -340,13 +340,13 @@ impl<'a, M: Measure> LocalExecutor<'a, M> {
 
     /// Shuts the executor down under one of the pools' policies:
     ///
-    /// - [`ShutdownPolicy::Drain`]: spawns and submissions are refused from
+    /// - [`ShutdownPolicy::Drain`](crate::pool::ShutdownPolicy::Drain): spawns and submissions are refused from
     ///   now on ([`SpawnError::Shutdown`]); the tasks already accepted
     ///   (and the submissions waiting in the ingress) run, as in
     ///   [`block_on`](Self::block_on), until none is left or `deadline`
     ///   passes on the executor's clock; whatever is left then is dropped
     ///   as [`shutdown`](Self::shutdown) drops it.
-    /// - [`ShutdownPolicy::CancelPending`]: [`shutdown`](Self::shutdown) at
+    /// - [`ShutdownPolicy::CancelPending`](crate::pool::ShutdownPolicy::CancelPending): [`shutdown`](Self::shutdown) at
     ///   once (`deadline` is not used).
     ///
     /// The report names each task alive when the shutdown began and how

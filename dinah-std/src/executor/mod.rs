@@ -356,10 +356,16 @@ impl<'a, M: Measure> LocalExecutor<'a, M> {
     /// ```
     /// use std::time::Duration;
     /// use dinah::LocalExecutor;
+    /// use dinah::executor::ExecutorConfig;
     /// use dinah::pool::ShutdownPolicy;
     /// use dinah::task::ChildEnd;
     ///
-    /// let executor = LocalExecutor::new();
+    /// // A paused clock: the deadline passes only when the executor idles.
+    /// let executor = LocalExecutor::with_config(ExecutorConfig {
+    ///     start_paused: true,
+    ///     ..ExecutorConfig::default()
+    /// })
+    /// .unwrap();
     /// let saved = executor.try_spawn_named("save", async { dinah::yield_now().await }).unwrap();
     /// let idle = executor.try_spawn_named("idle", std::future::pending::<()>()).unwrap();
     /// let report = executor.shutdown_with(ShutdownPolicy::Drain, Duration::from_millis(5));

@@ -136,9 +136,15 @@ struct Child<T> {
 /// ```
 /// use std::time::Duration;
 /// use dinah::LocalExecutor;
+/// use dinah::executor::ExecutorConfig;
 /// use dinah::task::ChildEnd;
 ///
-/// let executor = LocalExecutor::new();
+/// // A paused clock: the deadline passes only when the executor idles.
+/// let executor = LocalExecutor::with_config(ExecutorConfig {
+///     start_paused: true,
+///     ..ExecutorConfig::default()
+/// })
+/// .unwrap();
 /// let report = executor.block_on(async {
 ///     let mut group = executor.group::<Result<u32, ()>>();
 ///     group.spawn_named("quick", async { Ok(1) }).unwrap();

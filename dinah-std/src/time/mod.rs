@@ -121,12 +121,19 @@ impl HostTimers {
     }
 
     /// Fires the timers due now and wakes their tasks; one atomic load
-    /// when none is due.
+    /// (inlined into the tick) when nothing is armed.
+    #[inline]
     pub(crate) fn expire_due(&self) -> usize {
         let next = self.next.load(Ordering::Relaxed);
         if next == u64::MAX {
             return 0;
         }
+        self.expire_from(next)
+    }
+
+    /// [`expire_due`](Self::expire_due) once something is armed.
+    #[inline(never)]
+    fn expire_from(&self, next: u64) -> usize {
         let now = self.now();
         if now < next {
             return 0;

@@ -18,6 +18,8 @@ step "cargo run --example executor_basics"
 cargo run --example executor_basics
 step "cargo run --example pools"
 cargo run --example pools
+step "cargo run --example pipeline (channels, a semaphore, a task group, waiting submits; it checks its own result)"
+cargo run --example pipeline
 step "cargo run --example relay_stall (every fault in real time; the timeline must be valid JSON)"
 trace=$(mktemp --suffix=.json)
 cargo run --example relay_stall -- all --trace "$trace"

@@ -6,15 +6,14 @@ use std::fmt;
 use std::future::Future;
 use std::io;
 use std::marker::PhantomData;
-use std::pin::{Pin, pin};
+use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll};
 
 use dinah_core::executor::SpawnError;
 use dinah_core::raw::{Turn, WaitKey};
 
 use super::engine::{Admitted, Ask, Engine};
-use crate::primitives::{Thread, current, park};
 use crate::task::JoinHandle;
 
 /// The future of a pool's `spawn`: the task is admitted at once if there
@@ -104,18 +103,6 @@ impl<F, R> fmt::Debug for Spawning<F, R> {
     }
 }
 
-/// Wakes by unparking the thread that waits.
-struct Unpark(Thread);
-
-impl Wake for Unpark {
-    fn wake(self: Arc<Self>) {
-        self.0.unpark();
-    }
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.0.unpark();
-    }
-}
-
 /// Waits on this thread, parked, until `spawning` completes.
 pub(super) fn wait<F, R>(
     spawning: Spawning<F, R>,
@@ -124,13 +111,5 @@ where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
-    let waker = Waker::from(Arc::new(Unpark(current())));
-    let mut cx = Context::from_waker(&waker);
-    let mut spawning = pin!(spawning);
-    loop {
-        if let Poll::Ready(done) = spawning.as_mut().poll(&mut cx) {
-            return done;
-        }
-        park();
-    }
+    crate::task::park_on(spawning)
 }

@@ -263,7 +263,7 @@ fn wake_quietly(waker: Option<Waker>) {
     }
 }
 
-/// Unparks a thread blocked in [`JoinHandle::join`].
+/// Unparks a thread blocked in [`park_on`].
 struct Unpark(Thread);
 
 impl Wake for Unpark {
@@ -415,14 +415,22 @@ impl<T> JoinHandle<T> {
                  task; it would wait forever (await the handle in block_on instead)"
             );
         }
-        let waker = Waker::from(Arc::new(Unpark(current())));
-        let mut cx = Context::from_waker(&waker);
-        loop {
-            if let Poll::Ready(result) = Pin::new(&mut self).poll(&mut cx) {
-                return result;
-            }
-            park();
+        park_on(&mut self)
+    }
+}
+
+/// Polls `future` on this thread, parked between polls, until it is ready:
+/// the one blocking wait of the hosted layer (`JoinHandle::join`, a pool's
+/// `blocking_spawn`).
+pub(crate) fn park_on<F: Future>(future: F) -> F::Output {
+    let waker = Waker::from(Arc::new(Unpark(current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
         }
+        park();
     }
 }
 

@@ -11,5 +11,5 @@ mod group;
 mod join;
 
 pub use group::{ChildEnd, ChildKind, ChildReport, GroupReport, TaskGroup};
-pub(crate) use join::{CancelTarget, Join};
+pub(crate) use join::{CancelTarget, Join, park_on};
 pub use join::{JoinError, JoinHandle};

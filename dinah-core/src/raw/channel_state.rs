@@ -10,7 +10,7 @@
 use core::task::{Poll, Waker};
 
 use super::wait_list::{Turn, WaitKey, WaitList, WaitStore, WakeBatch};
-use crate::sync::{Refusal, TryRecvError};
+use crate::sync::{ChannelFigures, Refusal, TryRecvError};
 
 /// Where a channel keeps its values: first in, first out, bounded.
 pub trait Slots {
@@ -100,33 +100,6 @@ pub struct ChannelState<B, S> {
     sent: u64,
     received: u64,
     refused: u64,
-}
-
-/// The counts a channel keeps, read together.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ChannelCounts {
-    /// Values held now.
-    pub len: usize,
-    /// Values it can hold.
-    pub capacity: usize,
-    /// The most values ever held at once.
-    pub high_water: usize,
-    /// Senders waiting for a slot now.
-    pub waiting: u32,
-    /// The most senders ever waiting at once.
-    pub peak_waiting: u32,
-    /// When the sender waiting longest started to wait.
-    pub oldest_since: Option<u64>,
-    /// Values sent.
-    pub sent: u64,
-    /// Values received.
-    pub received: u64,
-    /// `try_send`s refused because it was full.
-    pub refused: u64,
-    /// Whether it is closed (by the receiver, or its going away).
-    pub closed: bool,
-    /// Senders alive.
-    pub senders: usize,
 }
 
 impl<B, S: WaitStore> ChannelState<B, S> {
@@ -353,21 +326,29 @@ impl<B: Slots<Item = T>, S: WaitStore, T> ChannelState<B, S> {
         value
     }
 
-    /// Everything it counts.
+    /// What it holds and who waits, now, named `name`; the head's wait is
+    /// left to the owner, who has the clock (see
+    /// [`oldest_since`](Self::oldest_since)).
     #[must_use]
-    pub fn counts(&self) -> ChannelCounts {
-        ChannelCounts {
+    pub fn figures(&self, name: Option<&'static str>) -> ChannelFigures {
+        ChannelFigures {
+            name,
             len: self.buffer.len(),
             capacity: self.buffer.capacity(),
             high_water: self.high_water,
             waiting: self.line.waiting(),
             peak_waiting: self.line.peak(),
-            oldest_since: self.line.oldest_since(),
+            longest_wait_micros: None,
             sent: self.sent,
             received: self.received,
             refused: self.refused,
             closed: self.closed,
-            senders: self.senders,
         }
+    }
+
+    /// When the sender waiting longest joined the line.
+    #[must_use]
+    pub fn oldest_since(&self) -> Option<u64> {
+        self.line.oldest_since()
     }
 }

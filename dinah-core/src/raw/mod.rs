@@ -64,7 +64,7 @@ mod word;
 
 pub(crate) use cell::const_unless_loom;
 pub use cell::{CancelRefused, Link, Link16, Link32, TaskCell};
-pub use channel_state::{ChannelCounts, ChannelState, SendPoll, SendSlot, Slots};
+pub use channel_state::{ChannelState, SendPoll, SendSlot, Slots};
 pub use permits::Permits;
 pub use tick::{Step, Tick, TickTally, tick};
 pub use timer_book::TimerBook;

@@ -5,7 +5,7 @@
 use core::task::Waker;
 
 use super::wait_list::{Turn, WaitKey, WaitList, WaitStore, WakeBatch};
-use crate::sync::Refusal;
+use crate::sync::{Refusal, SemaphoreFigures};
 
 /// A number of free permits, a closed flag and a [`WaitList`].
 ///
@@ -51,10 +51,21 @@ impl<S: WaitStore> Permits<S> {
         &self.line
     }
 
-    /// Acquisitions so far, and refusals of `try_take`.
+    /// Its free permits and who waits, now, named `name`; the head's wait
+    /// is left to the owner, who has the clock (see
+    /// [`WaitList::oldest_since`]).
     #[must_use]
-    pub fn counts(&self) -> (u64, u64) {
-        (self.acquired, self.refused)
+    pub fn figures(&self, name: Option<&'static str>) -> SemaphoreFigures {
+        SemaphoreFigures {
+            name,
+            available: self.free,
+            waiting: self.line.waiting(),
+            peak_waiting: self.line.peak(),
+            longest_wait_micros: None,
+            acquired: self.acquired,
+            refused: self.refused,
+            closed: self.closed,
+        }
     }
 
     /// Takes `want` permits now, if they are free and nobody waits.

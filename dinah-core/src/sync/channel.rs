@@ -137,7 +137,7 @@ impl<T, const N: usize, const W: usize> Channel<T, N, W> {
     /// What it holds and who waits, now.
     #[must_use]
     pub fn figures(&self) -> ChannelFigures {
-        ChannelFigures::from_counts(self.name, &self.with(|state| state.counts()), None)
+        self.with(|state| state.figures(self.name))
     }
 }
 

@@ -147,7 +147,7 @@ impl<const W: usize> Semaphore<W> {
     /// Its free permits and who waits, now.
     #[must_use]
     pub fn figures(&self) -> SemaphoreFigures {
-        self.with(|state| SemaphoreFigures::from_permits(self.name, state, None))
+        self.with(|state| state.figures(self.name))
     }
 }
 

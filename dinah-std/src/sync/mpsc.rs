@@ -110,8 +110,10 @@ fn build<T>(
 }
 
 fn figures<T>(inner: &Inner<T>) -> ChannelFigures {
-    let counts = inner.with(|state| state.counts());
-    ChannelFigures::from_counts(inner.name, &counts, inner.waited(counts.oldest_since))
+    let (mut figures, since) =
+        inner.with(|state| (state.figures(inner.name), state.oldest_since()));
+    figures.longest_wait_micros = inner.waited(since);
+    figures
 }
 
 /// A sending end; clone it for more. When the last one goes, the receiver

@@ -180,12 +180,9 @@ impl SharedSemaphore {
     /// Its free permits and who waits, now.
     #[must_use]
     pub fn figures(&self) -> SemaphoreFigures {
-        let (mut figures, since) = self.inner.with(|state| {
-            (
-                SemaphoreFigures::from_permits(self.inner.name, state, None),
-                state.line().oldest_since(),
-            )
-        });
+        let (mut figures, since) = self
+            .inner
+            .with(|state| (state.figures(self.inner.name), state.line().oldest_since()));
         figures.longest_wait_micros = self.inner.waited(since);
         figures
     }

@@ -129,7 +129,6 @@ where
 {
     channel: H,
     slot: SendSlot<Item<H>>,
-    done: bool,
 }
 
 /// What a channel behind `H` carries.
@@ -144,7 +143,6 @@ where
         Self {
             channel,
             slot: SendSlot::new(value),
-            done: false,
         }
     }
 
@@ -181,16 +179,12 @@ where
         match channel.with(|state| state.poll_send(&mut this.slot, cx.waker(), now)) {
             SendPoll::Pending => Poll::Pending,
             SendPoll::Sent(receiver) => {
-                this.done = true;
                 if let Some(receiver) = receiver {
                     receiver.wake();
                 }
                 Poll::Ready(Ok(()))
             }
-            SendPoll::Refused(value, reason) => {
-                this.done = true;
-                Poll::Ready(Err(SendError::new(value, reason)))
-            }
+            SendPoll::Refused(value, reason) => Poll::Ready(Err(SendError::new(value, reason))),
         }
     }
 }
@@ -200,7 +194,8 @@ where
     H::Target: ChannelLock,
 {
     fn drop(&mut self) {
-        if !self.done && self.slot.is_waiting() {
+        // A finished send is out of line: only a waiting one has a place.
+        if self.slot.is_waiting() {
             let slot = &mut self.slot;
             with_batch(&*self.channel, |state, batch| {
                 state.cancel_send(slot, batch)

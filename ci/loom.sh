@@ -15,5 +15,5 @@ step "loom models (dinah-core: executor; dinah-std: dispatch, trace, local execu
 # A separate target dir keeps the --cfg loom build from evicting the normal one.
 export RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}" CARGO_TARGET_DIR=target/loom
 cargo test --release -p dinah-core --test loom_executor 2>&1 | tee "$log"
-cargo test --release -p dinah-std --test loom_dispatch --test loom_trace --test loom_local_executor --test loom_pools --test loom_sync 2>&1 | tee -a "$log"
+cargo test --release -p dinah-std --test loom_dispatch --test loom_trace --test loom_local_executor --test loom_pools --test loom_sync --test loom_driver 2>&1 | tee -a "$log"
 record_test_counts "$log" loom

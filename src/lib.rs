@@ -13,6 +13,7 @@
 //! | [`queue`] | queues of closures and running them: [`TaskQueue`], `BoundedQueue`, `drain`, `run_parallel` |
 //! | [`sync`] | coordination: [`CancellationToken`], `CancellationHandle`, `Shared` |
 //! | [`time`] | waiting for time: `sleep`, `timeout`, [`Interval`](time::Interval), the firmware's [`Timers`](time::Timers) and tickless idle |
+//! | `io`, `net` (with `std`) | the reactor; TCP and UDP sockets on it, with `futures-io` traits behind the `futures-io` feature |
 //! | [`telemetry`] | clocks, events and sinks, metrics, traces, poll observers, figures, diagnosis |
 //! | [`id`] | [`TaskId`], [`WorkerId`], `CoreId` |
 //! | [`config`] | [`CoreConfig`] and the lifecycle of long-lived resources |
@@ -87,6 +88,24 @@ pub mod time {
     pub use dinah_core::time::*;
     #[cfg(feature = "std")]
     pub use dinah_std::time::*;
+}
+
+/// The reactor (with `std`): readiness from the operating system turned
+/// into wakes, its figures, and what a task waits on.
+///
+/// From `dinah_std::io`.
+#[cfg(feature = "std")]
+pub mod io {
+    pub use dinah_std::io::*;
+}
+
+/// Sockets on the reactor (with `std`): [`TcpListener`](net::TcpListener),
+/// [`TcpStream`](net::TcpStream) and [`UdpSocket`](net::UdpSocket).
+///
+/// From `dinah_std::net`.
+#[cfg(feature = "std")]
+pub mod net {
+    pub use dinah_std::net::*;
 }
 
 /// Clocks, events and sinks, metrics, traces, observers, figures and

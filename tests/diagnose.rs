@@ -331,6 +331,7 @@ fn a_lost_wake_is_no_wake_and_only_that() {
                     task: lost.id(),
                     waiting: (round * 50 - 50) * MS,
                     polls: 1,
+                    waits_on: None,
                 }],
                 "round {round}"
             );
@@ -774,7 +775,8 @@ fn every_figure_the_operations_sheet_names_is_one_the_code_emits() {
                     name: None,
                     task,
                     waiting: MS,
-                    polls: 0
+                    polls: 0,
+                    waits_on: None,
                 },
                 Verdict::ReadyButDelayed {
                     name: None,
@@ -872,6 +874,7 @@ fn a_task_waiting_on_an_armed_timer_is_not_no_wake() {
             task: lost.id(),
             waiting: Duration::from_secs(2),
             polls: 1,
+            waits_on: None,
         }],
         "the sleeper {} has a known wake path",
         sleeper.id().get()
@@ -1030,6 +1033,7 @@ fn verdicts_and_task_figures_name_a_named_task() {
             name: Some("uplink"),
             waiting: Duration::from_secs(2),
             polls: 1,
+            waits_on: None,
         }]
     );
     assert!(

@@ -224,6 +224,7 @@ impl Format for TraceEventKind {
             Self::PollStarted => "PollStarted",
             Self::PollEnded => "PollEnded",
             Self::TimerWait => "TimerWait",
+            Self::IoWait => "IoWait",
         };
         write!(f, "{=str}", name);
     }

@@ -11,6 +11,7 @@
 //! | [`task`] | [`JoinHandle`] and [`JoinError`]: one handle for every runtime above |
 //! | [`queue`] | [`BoundedQueue`] with a run-time capacity; [`run_until_empty`](queue::run_until_empty) and [`run_parallel`](queue::run_parallel) |
 //! | [`sync`] | [`CancellationHandle`], and [`Shared`](sync::Shared) with poisoning reported |
+//! | [`io`] and [`net`] | the reactor, and TCP and UDP sockets whose waits it wakes |
 //! | [`telemetry`] | [`TelemetryConfig`], the host's clocks, the stall diagnosis, the timeline recorder |
 //!
 //! # Example
@@ -31,6 +32,8 @@
 #![deny(missing_docs)]
 
 pub mod executor;
+pub mod io;
+pub mod net;
 pub mod pool;
 mod primitives;
 pub mod queue;
@@ -51,5 +54,6 @@ pub use telemetry::TelemetryConfig;
 #[doc(hidden)]
 pub mod loom_support {
     //! The parallel dispatch protocol, exposed only to loom model tests.
+    pub use crate::io::driver::{Blocker, Driver};
     pub use crate::queue::dispatch::{Dispatch, Outcome, work};
 }

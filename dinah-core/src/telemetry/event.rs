@@ -10,7 +10,7 @@ use crate::id::TaskId;
 /// A task's events come in this order: `Submitted` (or `Rejected`, and
 /// nothing more), then `Started` once, then for an async task one or more
 /// `PollStarted`/`PollEnded` pairs with `Woken` or `SelfWoken` between
-/// them (and `TimerWait` right after a `PollEnded` that left the task
+/// them (and `TimerWait` or `IoWait` right after a `PollEnded` that left the task
 /// waiting on a timer), and last `Completed`, `Failed` or
 /// `CancellationAcknowledged`.
 /// A pool job has no polls: its run is the span from `Started` to its end.
@@ -46,6 +46,10 @@ pub enum TraceEventKind {
     /// The poll that just ended left the task waiting on a timer it armed:
     /// its wait until the next `Woken` is a wait for time, not a lost wake.
     TimerWait,
+    /// The poll that just ended left the task waiting on a socket's
+    /// readiness (hosted reactor): its wait until the next `Woken` is a
+    /// wait for I/O.
+    IoWait,
 }
 
 /// One recorded event: which task, what happened to it, and when.

@@ -138,7 +138,7 @@ macro_rules! runtime_metrics {
             /// `Rejected` in `rejected`, `PollStarted` in `polls`, `Woken`
             /// in `wakes`, `SelfWoken` in `wakes` and `self_wakes`,
             /// `StaleWake` in `stale_wakes`. `PollEnded` counts nothing
-            /// (it pairs with `PollStarted`), nor does `TimerWait` (timer
+            /// (it pairs with `PollStarted`), nor do `TimerWait` and `IoWait` (timer
             /// figures are the timer store's).
             pub fn record_event(&self, kind: super::TraceEventKind) {
                 use super::TraceEventKind as Kind;
@@ -159,7 +159,7 @@ macro_rules! runtime_metrics {
                         self.self_wakes.saturating_increment();
                     }
                     Kind::StaleWake => self.stale_wakes.saturating_increment(),
-                    Kind::PollEnded | Kind::TimerWait => {}
+                    Kind::PollEnded | Kind::TimerWait | Kind::IoWait => {}
                 }
             }
 

@@ -97,7 +97,7 @@ impl<M: Measure> Wake for Header<M> {
         });
         if !here && marked == Ok(true) {
             hub.stack.push(&self.cell);
-            hub.thread.unpark();
+            hub.driver.unpark();
         }
         if let Some(scope) = hooks {
             scope.exit();

@@ -16,7 +16,7 @@ use dinah_core::task::TaskOutput;
 use super::here;
 use super::ingress::{Ingress, Refused, Remote, Submission};
 use super::probe::ExecProbe;
-use crate::primitives::Thread;
+use crate::io::HostDriver;
 use crate::task::{Join, JoinHandle};
 use crate::telemetry::hook::Hook;
 use crate::telemetry::run_hooks;
@@ -25,8 +25,9 @@ use crate::time::HostTimers;
 /// The executor's state that wakers and spawners on other threads reach.
 pub(super) struct Hub {
     pub(super) stack: WakeStack,
-    /// The thread that runs the executor (it cannot move: it is `!Send`).
-    pub(super) thread: Thread,
+    /// Where the executor's thread waits: parked, or in its reactor (it
+    /// cannot move: it is `!Send`).
+    pub(super) driver: Arc<HostDriver>,
     /// That thread's id, for the join handles of its tasks.
     pub(super) home: std::thread::ThreadId,
     pub(super) ingress: Ingress,
@@ -41,7 +42,7 @@ pub(super) struct Hub {
 impl Hub {
     /// `items` has room reserved for `capacity` submissions.
     pub(super) fn new(
-        thread: Thread,
+        driver: Arc<HostDriver>,
         capacity: usize,
         items: VecDeque<Box<dyn Submission>>,
         probe: Hook<Box<ExecProbe>>,
@@ -49,7 +50,7 @@ impl Hub {
     ) -> Self {
         Self {
             stack: WakeStack::new(),
-            thread,
+            driver,
             home: std::thread::current().id(),
             ingress: Ingress::new(capacity, items),
             next_task: std::sync::atomic::AtomicU64::new(1),
@@ -79,7 +80,7 @@ impl Hub {
     #[inline]
     pub(super) fn notify(&self) {
         if !here::is_running_here(self.address()) {
-            self.thread.unpark();
+            self.driver.unpark();
         }
     }
 

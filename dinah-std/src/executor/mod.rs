@@ -394,6 +394,20 @@ impl<'a, M: Measure> LocalExecutor<'a, M> {
         crate::time::TimerHandle::new(Arc::clone(&self.inner.hub.timers))
     }
 
+    /// The figures of this executor's reactor: sockets registered,
+    /// readiness events, stale events discarded, `WouldBlock`s, readiness
+    /// to poll. All zero until the executor's first socket (the reactor is
+    /// made then).
+    #[must_use]
+    pub fn io_figures(&self) -> crate::io::IoFigures {
+        self.inner
+            .hub
+            .driver
+            .blocker()
+            .map(|reactor| reactor.figures())
+            .unwrap_or_default()
+    }
+
     /// Tasks spawned (or taken in) and not finished.
     #[must_use]
     pub fn live_tasks(&self) -> usize {

@@ -10,6 +10,7 @@ use std::time::Duration;
 use dinah_core::TaskId;
 use dinah_core::telemetry::{ExecutorFigures, PollStamp, TaskFigures, TaskPhase, TraceEventKind};
 
+use crate::io::IoWait;
 use crate::primitives::lock_std;
 use crate::telemetry::hook::{Probe, Stamp, micros};
 use crate::telemetry::{TelemetryConfig, Thresholds, Verdict};
@@ -39,6 +40,8 @@ pub(crate) struct TaskProbe {
     line: Mutex<Option<(Option<&'static str>, u64)>>,
     /// `line` is set (read without the lock).
     in_line: AtomicBool,
+    /// While it waits on a socket: which, and which way.
+    io_wait: Mutex<Option<IoWait>>,
     /// When it was submitted, for its first-poll delay.
     spawned: Stamp,
     /// How long its first poll waited after its submission.
@@ -63,6 +66,7 @@ impl TaskProbe {
             timer_due: Stamp::new(),
             line: Mutex::new(None),
             in_line: AtomicBool::new(false),
+            io_wait: Mutex::new(None),
             spawned: Stamp::new(),
             first_poll_delay: Stamp::new(),
             polls: AtomicU64::new(0),
@@ -273,6 +277,7 @@ impl ExecProbe {
         slot.timer_due.clear();
         crate::time::take_armed();
         crate::sync::take_wait();
+        crate::io::take_wait();
         let task = slot.id();
         let waited = if first {
             Waited::FirstPoll(now.saturating_sub(slot.spawned.get().unwrap_or(now)))
@@ -366,6 +371,13 @@ impl ExecProbe {
                     }
                     None => Self::leave_line(slot),
                 }
+                let io_wait = crate::io::take_wait();
+                if io_wait.is_some()
+                    && let Some(task) = task
+                {
+                    self.probe.emit(task, TraceEventKind::IoWait, now);
+                }
+                *lock_std(&slot.io_wait) = io_wait;
                 if let Some(due_in) = crate::time::take_armed() {
                     slot.timer_due
                         .set(now.saturating_add(due_in.saturating_mul(1_000)));
@@ -427,6 +439,7 @@ impl ExecProbe {
         slot.waiting.clear();
         slot.timer_due.clear();
         Self::leave_line(slot);
+        *lock_std(&slot.io_wait) = None;
         slot.live.store(false, Ordering::Relaxed);
     }
 
@@ -541,6 +554,7 @@ impl ExecProbe {
                     name: slot.name(),
                     waiting: Duration::from_nanos(age(at)),
                     polls: slot.polls.load(Ordering::Relaxed),
+                    waits_on: lock_std(&slot.io_wait).clone(),
                 });
             }
         }

@@ -25,8 +25,9 @@ use super::hub::Hub;
 use super::probe::{ExecProbe, TaskProbe};
 use super::report::ShutdownReport;
 use super::resolver::{AbortNote, BoxedTask, wrap};
+use crate::io::{Driver, IO_INTERVAL};
 use crate::pool::ShutdownPolicy;
-use crate::primitives::{current, park, park_timeout};
+use crate::primitives::current;
 use crate::queue::CapacityError;
 use crate::task::{CancelTarget, ChildEnd, ChildKind, ChildReport, Join, JoinError, JoinHandle};
 use crate::telemetry::hook::Hook;
@@ -104,6 +105,8 @@ pub(super) struct Inner<'a, M: Measure> {
     ended: RefCell<Option<Vec<ChildReport>>>,
     /// While draining: woken when the last live task ends.
     idle_waker: RefCell<Option<Waker>>,
+    /// Ticks left before the next look at the reactor.
+    io_countdown: Cell<u32>,
 }
 
 /// Clears `running` when a `tick`, `block_on` or `shutdown` ends, even by
@@ -160,10 +163,11 @@ impl<'a, M: Measure> Inner<'a, M> {
         }
         let (_, items) = crate::queue::reserve(config.ingress_capacity)?;
         let probe = Hook::new(telemetry.map(|telemetry| Box::new(ExecProbe::new(telemetry))));
-        let timers = Arc::new(HostTimers::new(config.start_paused));
+        let driver = Arc::new(Driver::new(current()));
+        let timers = Arc::new(HostTimers::new(config.start_paused, Arc::clone(&driver)));
         crate::time::enter(&timers);
         let hub = Arc::new(Hub::new(
-            current(),
+            driver,
             config.ingress_capacity,
             items,
             probe,
@@ -190,6 +194,7 @@ impl<'a, M: Measure> Inner<'a, M> {
             draining: Cell::new(false),
             ended: RefCell::new(None),
             idle_waker: RefCell::new(None),
+            io_countdown: Cell::new(0),
         })
     }
 
@@ -368,6 +373,17 @@ impl<'a, M: Measure> Inner<'a, M> {
         // Timers due by now wake their tasks before the wake stack is read,
         // so they are polled in this tick. One atomic load when none is.
         self.hub.timers.expire_due();
+        // Sockets' readiness, every `IO_INTERVAL` ticks once there are
+        // sockets: under load the executor never waits in the reactor.
+        if self.hub.driver.blocker().is_some() {
+            let left = self.io_countdown.get();
+            if left == 0 {
+                self.io_countdown.set(IO_INTERVAL);
+                self.hub.driver.poll_now();
+            } else {
+                self.io_countdown.set(left - 1);
+            }
+        }
         let report = raw::tick(
             &mut Ticking {
                 inner: self,
@@ -485,13 +501,10 @@ impl<'a, M: Measure> Inner<'a, M> {
                 }
             }
             if !self.tick(usize::MAX, &here).work_remaining {
-                // Nothing ready: park until a wake or the next deadline (a
-                // paused clock jumps to it instead).
-                match self.hub.timers.park_limit() {
-                    None => park(),
-                    Some(Duration::ZERO) => {}
-                    Some(limit) => park_timeout(limit),
-                }
+                // Nothing ready: wait (parked, or in the reactor) until a
+                // wake, readiness or the next deadline (a paused clock jumps
+                // to it instead, and the reactor is only looked at).
+                self.hub.driver.park(self.hub.timers.park_limit());
             }
         }
     }

@@ -83,6 +83,9 @@ pub enum Verdict {
         waiting: Duration,
         /// How often it was polled.
         polls: u64,
+        /// The socket and the way its last poll waited on, if it did: no
+        /// readiness came that way for all of `waiting`.
+        waits_on: Option<crate::io::IoWait>,
     },
     /// A task has been ready (woken, or new) for longer than
     /// [`Thresholds::ready_delay`] and no poll is holding the executor:
@@ -195,11 +198,18 @@ impl fmt::Display for Verdict {
                 name,
                 waiting,
                 polls,
-            } => write!(
-                f,
-                "NoWake: task {} pending for {waiting:?} with no wake, after {polls} polls",
-                Named(*task, *name)
-            ),
+                waits_on,
+            } => {
+                write!(
+                    f,
+                    "NoWake: task {} pending for {waiting:?} with no wake, after {polls} polls",
+                    Named(*task, *name)
+                )?;
+                match waits_on {
+                    Some(wait) => write!(f, "; no readiness to {wait}"),
+                    None => Ok(()),
+                }
+            }
             Self::ReadyButDelayed {
                 task,
                 name,

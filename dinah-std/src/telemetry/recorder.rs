@@ -273,6 +273,8 @@ struct TaskTrack {
     run: Option<(u64, u64)>,
     /// The start of its wait on a timer, if it waits on one.
     timer: Option<u64>,
+    /// The start of its wait on a socket, if it waits on one.
+    io: Option<u64>,
 }
 
 /// Builds the JSON text, one event per line.
@@ -419,7 +421,8 @@ fn export(log: &Log) -> String {
                 *waits += 1;
             }
         };
-        // A wait on a timer ends with the task's next wake (or its end).
+        // A wait on a timer or a socket ends with the task's next wake (or
+        // its end).
         if matches!(
             kind,
             TraceEventKind::Woken
@@ -427,12 +430,17 @@ fn export(log: &Log) -> String {
                 | TraceEventKind::Completed
                 | TraceEventKind::Failed
                 | TraceEventKind::CancellationAcknowledged
-        ) && let Some(start) = track.timer.take()
-        {
-            here.complete(&mut json, "timer wait", start, "");
+        ) {
+            if let Some(start) = track.timer.take() {
+                here.complete(&mut json, "timer wait", start, "");
+            }
+            if let Some(start) = track.io.take() {
+                here.complete(&mut json, "io wait", start, "");
+            }
         }
         match kind {
             TraceEventKind::TimerWait => track.timer = Some(at),
+            TraceEventKind::IoWait => track.io = Some(at),
             TraceEventKind::Submitted => open(track, &mut json, "queued"),
             TraceEventKind::Woken | TraceEventKind::SelfWoken => open(track, &mut json, "ready"),
             TraceEventKind::Started

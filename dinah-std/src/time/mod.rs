@@ -30,7 +30,7 @@ use dinah_core::time::{
     Elapsed, Interval, MissedTicks, Sleep, TimerDriver, TimerFigures, ZeroPeriod,
 };
 
-use crate::primitives::Thread;
+use crate::io::HostDriver;
 use crate::telemetry::{ManualClock, StdClock};
 
 /// Wakers taken per lock when timers fire; woken after it is let go.
@@ -70,13 +70,13 @@ pub(crate) struct HostTimers {
     /// When the store next has work (`u64::MAX`: nothing armed), readable
     /// without the lock. It may be early, never late.
     next: AtomicU64,
-    /// The executor's thread, which parks until `next`: a timer armed
-    /// earlier than that from another thread unparks it.
-    thread: Thread,
+    /// Where the executor's thread waits until `next`: a timer armed
+    /// earlier than that cuts the wait short.
+    driver: Arc<HostDriver>,
 }
 
 impl HostTimers {
-    pub(crate) fn new(paused: bool) -> Self {
+    pub(crate) fn new(paused: bool, driver: Arc<HostDriver>) -> Self {
         let mut book = TimerBook::new(Growing::default());
         book.set_late_after(DEFAULT_LATE_AFTER_MICROS);
         Self {
@@ -87,7 +87,7 @@ impl HostTimers {
                 TimerClock::Real(StdClock::new())
             },
             next: AtomicU64::new(u64::MAX),
-            thread: crate::primitives::current(),
+            driver,
         }
     }
 
@@ -111,12 +111,11 @@ impl HostTimers {
     fn armed_for(&self, deadline: u64) {
         if deadline < self.next.load(Ordering::Relaxed) {
             self.next.store(deadline, Ordering::Relaxed);
-            // The executor's thread may be parked until a later deadline
-            // (or none): from another thread, wake it to park anew. On its
-            // own thread it is running, and looks before it parks.
-            if crate::primitives::current().id() != self.thread.id() {
-                self.thread.unpark();
-            }
+            // The executor's thread may be waiting until a later deadline
+            // (or none): make it wait anew. On its own thread, where it is
+            // running, this costs one swap and one more look before it
+            // waits.
+            self.driver.unpark();
         }
     }
 
@@ -249,6 +248,11 @@ impl TimerHandle {
     #[must_use]
     pub fn figures(&self) -> TimerFigures {
         self.timers.figures()
+    }
+
+    /// The executor's driver (its reactor, once it has one).
+    pub(crate) fn driver(&self) -> &Arc<HostDriver> {
+        &self.timers.driver
     }
 
     /// Whether two handles reach the same timers.

@@ -1,0 +1,164 @@
+//! [`Driver`]: where a [`LocalExecutor`](crate::executor::LocalExecutor)
+//! waits when no task is ready, and how other threads cut that wait short.
+//!
+//! Until the executor's first socket, it parks its thread; from then on it
+//! waits in its reactor (a [`Blocker`]), which also hands out socket
+//! readiness. Either way one word says where it is:
+//!
+//! | state | meaning | an unpark |
+//! | --- | --- | --- |
+//! | `EMPTY` | running, or about to wait | leaves `NOTIFIED` |
+//! | `PARKED_THREAD` | parked on its thread | leaves `NOTIFIED`, unparks the thread |
+//! | `PARKED_BLOCKER` | waiting in the reactor | leaves `NOTIFIED`, wakes the reactor |
+//! | `NOTIFIED` | an unpark came since the last wait | leaves `NOTIFIED` |
+//!
+//! # Invariants
+//!
+//! 1. Only the executor's thread waits, and it enters a wait only by moving
+//!    the word from `EMPTY` to a `PARKED_*` state; when the word says
+//!    `NOTIFIED` it takes that back to `EMPTY` and does not wait.
+//! 2. An unpark swaps the word to `NOTIFIED` and, if it took a `PARKED_*`
+//!    state, wakes that very wait (the thread's token, or the reactor's own
+//!    waker, both of which stay set until the wait consumes them).
+//! 3. Whoever unparks made its work visible before the swap (the wake
+//!    stack's push is a release store that precedes it), and the executor
+//!    looks for work after each wait returns; so a wait that returns for
+//!    any reason, spurious or not, may set the word back to `EMPTY` without
+//!    losing a wake, provided it does so with a swap: a read-modify-write
+//!    reads the last unpark's `NOTIFIED` and so sees that unpark's work (a
+//!    plain store would not).
+//! 4. An unpark costs one swap when the executor is running; a reactor's
+//!    wake (a system call) is paid only when the executor waits in it.
+#![forbid(unsafe_code)]
+// Public only for the loom models (`loom_support`).
+#![cfg_attr(not(loom), allow(unreachable_pub))]
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use crate::primitives::{AtomicUsize, Ordering, Thread, park, park_timeout};
+
+const EMPTY: usize = 0;
+const PARKED_THREAD: usize = 1;
+const PARKED_BLOCKER: usize = 2;
+const NOTIFIED: usize = 3;
+
+/// Something the executor's thread can wait in, that another thread can
+/// wake: the reactor.
+pub trait Blocker: Send + Sync {
+    /// Waits until [`unblock`](Self::unblock) or `timeout` (`None`: no
+    /// limit; zero: only looks), handling whatever it saw on the way.
+    /// May return early.
+    fn block(&self, timeout: Option<Duration>);
+    /// Makes the current or next [`block`](Self::block) return.
+    fn unblock(&self);
+}
+
+/// Where the executor waits (see the module docs).
+pub struct Driver<B> {
+    state: AtomicUsize,
+    thread: Thread,
+    blocker: OnceLock<Arc<B>>,
+}
+
+impl<B: Blocker> Driver<B> {
+    /// A driver for the executor that runs on `thread`, parking it until a
+    /// blocker is [installed](Self::install).
+    pub fn new(thread: Thread) -> Self {
+        Self {
+            state: AtomicUsize::new(EMPTY),
+            thread,
+            blocker: OnceLock::new(),
+        }
+    }
+
+    /// The blocker, once installed.
+    pub fn blocker(&self) -> Option<&Arc<B>> {
+        self.blocker.get()
+    }
+
+    /// Installs `make()`'s blocker unless one is there; returns the one in
+    /// place. From then on the executor waits in it.
+    ///
+    /// # Errors
+    ///
+    /// `make`'s.
+    pub fn install<E>(&self, make: impl FnOnce() -> Result<B, E>) -> Result<&Arc<B>, E> {
+        if let Some(blocker) = self.blocker.get() {
+            return Ok(blocker);
+        }
+        let made = Arc::new(make()?);
+        // A second installer loses the race and its blocker is dropped.
+        let _ = self.blocker.set(made);
+        Ok(self
+            .blocker
+            .get()
+            .unwrap_or_else(|| unreachable!("set above")))
+    }
+
+    /// Waits for an [`unpark`](Self::unpark) or `timeout` (`None`: none).
+    /// Only the executor's thread calls it. May return early: the caller
+    /// looks for work and calls again.
+    pub fn park(&self, timeout: Option<Duration>) {
+        if timeout == Some(Duration::ZERO) {
+            self.poll_now();
+            return;
+        }
+        let blocker = self.blocker.get();
+        let parked = if blocker.is_some() {
+            PARKED_BLOCKER
+        } else {
+            PARKED_THREAD
+        };
+        if let Err(seen) =
+            self.state
+                .compare_exchange(EMPTY, parked, Ordering::SeqCst, Ordering::SeqCst)
+        {
+            // Invariant 1: only `NOTIFIED` can be there; take it and go.
+            // A swap, not a store: it reads the last unpark's `NOTIFIED`
+            // (a later one than `seen`, perhaps), so that unpark's work is
+            // visible when the caller looks next (loom found the store's
+            // lost wake).
+            debug_assert_eq!(seen, NOTIFIED);
+            self.state.swap(EMPTY, Ordering::SeqCst);
+            self.poll_now();
+            return;
+        }
+        match (blocker, timeout) {
+            (Some(blocker), timeout) => blocker.block(timeout),
+            (None, None) => park(),
+            (None, Some(limit)) => park_timeout(limit),
+        }
+        // Invariant 3.
+        self.state.swap(EMPTY, Ordering::SeqCst);
+    }
+
+    /// Lets the blocker hand out what is ready now, without waiting.
+    pub fn poll_now(&self) {
+        if let Some(blocker) = self.blocker.get() {
+            blocker.block(Some(Duration::ZERO));
+        }
+    }
+
+    /// Makes the executor's current or next wait return (invariant 2).
+    #[inline]
+    pub fn unpark(&self) {
+        match self.state.swap(NOTIFIED, Ordering::SeqCst) {
+            PARKED_THREAD => self.thread.unpark(),
+            PARKED_BLOCKER => {
+                if let Some(blocker) = self.blocker.get() {
+                    blocker.unblock();
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl<B> std::fmt::Debug for Driver<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Driver")
+            .field("reactor", &self.blocker.get().is_some())
+            .finish_non_exhaustive()
+    }
+}

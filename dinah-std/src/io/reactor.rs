@@ -1,0 +1,490 @@
+//! [`Reactor`]: readiness from the operating system (through `mio`) turned
+//! into wakes.
+//!
+//! Each registered source has a [`ScheduledIo`]: its readiness, the tasks
+//! waiting to read and to write, and a stamp of when readiness came. A
+//! source is registered once, for both directions, edge-triggered; it is
+//! never re-armed, so the steady state makes no `epoll_ctl` call.
+//!
+//! # Invariants
+//!
+//! 1. A token is a slot index and that slot's generation. Freeing a slot
+//!    bumps its generation, so an event still in flight for a dropped
+//!    source (or one for a slot reused since) matches no live
+//!    registration: it is counted as stale and dropped.
+//! 2. A readiness word is its flags and a count of the events that set
+//!    them. An operation clears the flags it found wanting (`WouldBlock`)
+//!    only if the count is still the one it read: readiness that came in
+//!    between is never lost.
+//! 3. A task's waker is stored before it looks at the readiness a last
+//!    time, and an event sets readiness before it takes the wakers; so
+//!    either the task sees the readiness or the event sees the waker.
+//! 4. Wakers are woken after every lock is let go.
+#![forbid(unsafe_code)]
+
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use dinah_core::telemetry::Log2Histogram;
+
+use super::driver::Blocker;
+use super::{Interest, IoFigures};
+use crate::primitives::lock_std;
+
+const WAKE_TOKEN: mio::Token = mio::Token(usize::MAX);
+const EVENTS: usize = 256;
+
+const READABLE: u64 = 1;
+const WRITABLE: u64 = 1 << 1;
+const READ_CLOSED: u64 = 1 << 2;
+const WRITE_CLOSED: u64 = 1 << 3;
+const ERROR: u64 = 1 << 4;
+const FLAGS: u64 = 0xff;
+const TICK: u64 = 1 << 8;
+
+/// The flags that make an operation in `interest` worth trying.
+const fn wanted(interest: Interest) -> u64 {
+    match interest {
+        Interest::Read => READABLE | READ_CLOSED | ERROR,
+        Interest::Write => WRITABLE | WRITE_CLOSED | ERROR,
+    }
+}
+
+/// No readiness stamp waiting to be measured.
+const UNSTAMPED: u64 = u64::MAX;
+
+/// One registered source's readiness and waiters.
+pub(crate) struct ScheduledIo {
+    /// Flags (low byte) and an event count (invariant 2). A new source is
+    /// taken as ready both ways: the first operation tries, and a
+    /// `WouldBlock` clears the flag.
+    readiness: AtomicU64,
+    waiters: Mutex<Waiters>,
+    /// When (µs on the reactor's clock) readiness last came that no
+    /// operation has used yet.
+    ready_at: AtomicU64,
+    /// What the source is, for the diagnosis.
+    pub(crate) label: Arc<str>,
+}
+
+#[derive(Default)]
+struct Waiters {
+    read: Option<Waker>,
+    write: Option<Waker>,
+}
+
+impl Waiters {
+    fn slot(&mut self, interest: Interest) -> &mut Option<Waker> {
+        match interest {
+            Interest::Read => &mut self.read,
+            Interest::Write => &mut self.write,
+        }
+    }
+}
+
+/// The slab of registrations.
+#[derive(Default)]
+struct Slots {
+    slots: Vec<(u32, Option<Arc<ScheduledIo>>)>,
+    free: Vec<u32>,
+}
+
+/// Counters readable from any thread.
+#[derive(Default)]
+struct Counts {
+    registered: AtomicU64,
+    deregistered: AtomicU64,
+    events: AtomicU64,
+    stale: AtomicU64,
+    would_block: AtomicU64,
+    reactor_wakes: AtomicU64,
+    lag: Mutex<Log2Histogram<24>>,
+}
+
+fn add(counter: &AtomicU64, n: u64) {
+    counter.fetch_add(n, Ordering::Relaxed);
+}
+
+/// An executor's reactor: a `mio::Poll` it waits in, a waker other
+/// threads cut that wait short with, and the registered sources.
+pub(crate) struct Reactor {
+    poll: Mutex<(mio::Poll, mio::Events)>,
+    registry: mio::Registry,
+    waker: mio::Waker,
+    slots: Mutex<Slots>,
+    counts: Counts,
+    base: Instant,
+}
+
+impl Reactor {
+    pub(crate) fn new() -> io::Result<Self> {
+        let poll = mio::Poll::new()?;
+        let registry = poll.registry().try_clone()?;
+        let waker = mio::Waker::new(poll.registry(), WAKE_TOKEN)?;
+        Ok(Self {
+            poll: Mutex::new((poll, mio::Events::with_capacity(EVENTS))),
+            registry,
+            waker,
+            slots: Mutex::new(Slots::default()),
+            counts: Counts::default(),
+            base: Instant::now(),
+        })
+    }
+
+    fn micros(&self) -> u64 {
+        u64::try_from(self.base.elapsed().as_micros()).unwrap_or(u64::MAX - 1)
+    }
+
+    /// Registers `source` for both directions, edge-triggered.
+    pub(crate) fn register(
+        &self,
+        source: &mut impl mio::event::Source,
+        label: Arc<str>,
+    ) -> io::Result<(mio::Token, Arc<ScheduledIo>)> {
+        let io = Arc::new(ScheduledIo {
+            readiness: AtomicU64::new(READABLE | WRITABLE),
+            waiters: Mutex::new(Waiters::default()),
+            ready_at: AtomicU64::new(UNSTAMPED),
+            label,
+        });
+        let token = {
+            let mut slots = lock_std(&self.slots);
+            let index = match slots.free.pop() {
+                Some(index) => index,
+                None => {
+                    // The all-ones index is left out, so no token is
+                    // `WAKE_TOKEN`.
+                    let index = u32::try_from(slots.slots.len())
+                        .ok()
+                        .filter(|&index| (index as usize) < LOW)
+                        .ok_or_else(|| io::Error::other("dinah: too many registrations"))?;
+                    slots.slots.push((0, None));
+                    index
+                }
+            };
+            let entry = &mut slots.slots[index as usize];
+            entry.1 = Some(Arc::clone(&io));
+            token(index, entry.0)
+        };
+        if let Err(error) = self.registry.register(
+            source,
+            token,
+            mio::Interest::READABLE | mio::Interest::WRITABLE,
+        ) {
+            self.free(token);
+            return Err(error);
+        }
+        add(&self.counts.registered, 1);
+        Ok((token, io))
+    }
+
+    /// Deregisters `source` and frees its slot (invariant 1). Wakers left
+    /// in it are dropped.
+    pub(crate) fn deregister(&self, source: &mut impl mio::event::Source, token: mio::Token) {
+        // A source the OS already forgot (closed elsewhere) still frees its
+        // slot.
+        let _ = self.registry.deregister(source);
+        self.free(token);
+        add(&self.counts.deregistered, 1);
+    }
+
+    fn free(&self, token: mio::Token) {
+        let (index, generation) = split(token);
+        let gone = {
+            let mut slots = lock_std(&self.slots);
+            match slots.slots.get_mut(index as usize) {
+                Some(entry) if entry.0 == generation => {
+                    entry.0 = u32::try_from(entry.0.wrapping_add(1) as usize & LOW).unwrap_or(0);
+                    let gone = entry.1.take();
+                    slots.free.push(index);
+                    gone
+                }
+                _ => None,
+            }
+        };
+        drop(gone);
+    }
+
+    /// Hands out readiness for up to `timeout`.
+    fn turn(&self, timeout: Option<Duration>) {
+        let mut woken: Vec<Waker> = Vec::new();
+        {
+            let mut guard = lock_std(&self.poll);
+            let (poll, events) = &mut *guard;
+            match poll.poll(events, timeout) {
+                Ok(()) => {}
+                // A signal cut the wait short; the executor looks again.
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => return,
+                Err(error) => panic!("dinah: the reactor's poll failed: {error}"),
+            }
+            if events.is_empty() {
+                return;
+            }
+            let now = self.micros();
+            let slots = lock_std(&self.slots);
+            for event in events.iter() {
+                let token = event.token();
+                if token == WAKE_TOKEN {
+                    continue;
+                }
+                add(&self.counts.events, 1);
+                let (index, generation) = split(token);
+                let io = match slots.slots.get(index as usize) {
+                    Some((live, Some(io))) if *live == generation => io,
+                    _ => {
+                        add(&self.counts.stale, 1);
+                        continue;
+                    }
+                };
+                let mut flags = 0;
+                if event.is_readable() {
+                    flags |= READABLE;
+                }
+                if event.is_writable() {
+                    flags |= WRITABLE;
+                }
+                if event.is_read_closed() {
+                    flags |= READ_CLOSED;
+                }
+                if event.is_write_closed() {
+                    flags |= WRITE_CLOSED;
+                }
+                if event.is_error() {
+                    flags |= ERROR;
+                }
+                io.set_ready(flags, now, &mut woken);
+            }
+        }
+        for waker in woken {
+            waker.wake();
+        }
+    }
+
+    /// Notes that an operation found its source not ready after all.
+    pub(crate) fn would_block(&self) {
+        add(&self.counts.would_block, 1);
+    }
+
+    /// Notes that an operation used readiness stamped at `at`.
+    fn used(&self, at: u64) {
+        let lag = self.micros().saturating_sub(at);
+        lock_std(&self.counts.lag).record(lag);
+    }
+
+    pub(crate) fn figures(&self) -> IoFigures {
+        let registered = self.counts.registered.load(Ordering::Relaxed);
+        let deregistered = self.counts.deregistered.load(Ordering::Relaxed);
+        IoFigures {
+            registered,
+            deregistered,
+            live: registered.saturating_sub(deregistered),
+            events: self.counts.events.load(Ordering::Relaxed),
+            stale_events: self.counts.stale.load(Ordering::Relaxed),
+            would_block: self.counts.would_block.load(Ordering::Relaxed),
+            reactor_wakes: self.counts.reactor_wakes.load(Ordering::Relaxed),
+            ready_to_poll_micros: lock_std(&self.counts.lag).clone(),
+        }
+    }
+}
+
+impl Blocker for Reactor {
+    fn block(&self, timeout: Option<Duration>) {
+        self.turn(timeout);
+    }
+
+    fn unblock(&self) {
+        add(&self.counts.reactor_wakes, 1);
+        if let Err(error) = self.waker.wake() {
+            panic!("dinah: the reactor's waker failed: {error}");
+        }
+    }
+}
+
+impl ScheduledIo {
+    /// An event's flags (invariants 2 and 3): set, counted, and the wakers
+    /// they concern taken into `woken`.
+    fn set_ready(&self, flags: u64, now: u64, woken: &mut Vec<Waker>) {
+        let mut word = self.readiness.load(Ordering::Acquire);
+        loop {
+            let next = ((word & !FLAGS).wrapping_add(TICK)) | (word & FLAGS) | flags;
+            match self.readiness.compare_exchange_weak(
+                word,
+                next,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => break,
+                Err(seen) => word = seen,
+            }
+        }
+        self.ready_at.store(now, Ordering::Relaxed);
+        let mut waiters = lock_std(&self.waiters);
+        for interest in [Interest::Read, Interest::Write] {
+            if flags & wanted(interest) != 0
+                && let Some(waker) = waiters.slot(interest).take()
+            {
+                woken.push(waker);
+            }
+        }
+    }
+
+    /// The readiness word if it says `interest` may go ahead; otherwise
+    /// stores `cx`'s waker (invariant 3) and returns `Pending`.
+    fn poll_ready(&self, interest: Interest, cx: &mut Context<'_>) -> Poll<u64> {
+        let word = self.readiness.load(Ordering::Acquire);
+        if word & wanted(interest) != 0 {
+            return Poll::Ready(word);
+        }
+        {
+            let mut waiters = lock_std(&self.waiters);
+            let slot = waiters.slot(interest);
+            match slot {
+                Some(waker) if waker.will_wake(cx.waker()) => {}
+                _ => *slot = Some(cx.waker().clone()),
+            }
+        }
+        let word = self.readiness.load(Ordering::Acquire);
+        if word & wanted(interest) != 0 {
+            Poll::Ready(word)
+        } else {
+            Poll::Pending
+        }
+    }
+
+    /// Clears `interest`'s readiness flags, if no event came since `seen`
+    /// was read (invariant 2). Closed and error flags stay: they are final.
+    fn clear(&self, seen: u64, interest: Interest) {
+        let clear = match interest {
+            Interest::Read => READABLE,
+            Interest::Write => WRITABLE,
+        };
+        let _ = self.readiness.compare_exchange(
+            seen,
+            seen & !clear,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+    }
+}
+
+/// A registered source's end of the reactor: the operations' loop.
+pub(crate) struct Registration {
+    pub(crate) reactor: Arc<Reactor>,
+    pub(crate) io: Arc<ScheduledIo>,
+    pub(crate) token: mio::Token,
+}
+
+impl Registration {
+    /// Runs `op` when `interest` is ready, as often as it reports
+    /// `WouldBlock` and readiness comes again.
+    pub(crate) fn poll_io<R>(
+        &self,
+        cx: &mut Context<'_>,
+        interest: Interest,
+        mut op: impl FnMut() -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        loop {
+            let Poll::Ready(seen) = self.io.poll_ready(interest, cx) else {
+                super::note_wait(&self.io.label, interest);
+                return Poll::Pending;
+            };
+            match op() {
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {
+                    self.reactor.would_block();
+                    self.io.clear(seen, interest);
+                }
+                done => {
+                    let at = self.io.ready_at.swap(UNSTAMPED, Ordering::Relaxed);
+                    if at != UNSTAMPED {
+                        self.reactor.used(at);
+                    }
+                    return Poll::Ready(done);
+                }
+            }
+        }
+    }
+}
+
+/// A token's low half is the slot's index, its high half the slot's
+/// generation (which wraps within the half).
+const HALF: u32 = usize::BITS / 2;
+const LOW: usize = (1 << HALF) - 1;
+
+fn token(index: u32, generation: u32) -> mio::Token {
+    mio::Token(((generation as usize & LOW) << HALF) | index as usize)
+}
+
+fn split(token: mio::Token) -> (u32, u32) {
+    // Both halves fit in a `u32`: `HALF` is at most 32.
+    let index = u32::try_from(token.0 & LOW).unwrap_or(u32::MAX);
+    let generation = u32::try_from(token.0 >> HALF).unwrap_or(u32::MAX);
+    (index, generation)
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn udp() -> mio::net::UdpSocket {
+        mio::net::UdpSocket::bind("127.0.0.1:0".parse().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn an_event_for_a_freed_or_reused_slot_is_counted_stale_and_wakes_nothing() {
+        let reactor = Reactor::new().unwrap();
+        let mut old = udp();
+        let (old_token, old_io) = reactor.register(&mut old, "old".into()).unwrap();
+        // The slot is freed while the OS still reports for the source (as
+        // when its descriptor lives on in a duplicate): its events now
+        // carry a dead token.
+        reactor.free(old_token);
+        let mut new = udp();
+        let (new_token, new_io) = reactor.register(&mut new, "new".into()).unwrap();
+        assert_eq!(split(new_token).0, split(old_token).0, "the slot is reused");
+        assert_ne!(new_token, old_token, "under a new generation");
+        new.send_to(b"x", old.local_addr().unwrap()).unwrap();
+        // Registration reports both as writable (and `old` readable).
+        for _ in 0..20 {
+            let figures = reactor.figures();
+            if figures.stale_events >= 1 && figures.events >= 2 {
+                break;
+            }
+            reactor.turn(Some(Duration::from_secs(1)));
+        }
+        let figures = reactor.figures();
+        assert!(figures.stale_events >= 1, "{figures:?}");
+        assert_eq!(figures.events - figures.stale_events, 1, "{figures:?}");
+        assert_eq!(
+            old_io.readiness.load(Ordering::Relaxed) >> 8,
+            0,
+            "untouched"
+        );
+        assert!(
+            new_io.readiness.load(Ordering::Relaxed) >> 8 > 0,
+            "its own event"
+        );
+        reactor.deregister(&mut new, new_token);
+        reactor.registry.deregister(&mut old).unwrap();
+    }
+
+    #[test]
+    fn readiness_that_comes_during_an_operation_is_not_cleared_by_its_would_block() {
+        let reactor = Reactor::new().unwrap();
+        let mut socket = udp();
+        let (token, io) = reactor.register(&mut socket, "socket".into()).unwrap();
+        let seen = io.readiness.load(Ordering::Acquire);
+        // An event lands between the read of the word and the clear.
+        io.set_ready(READABLE, 0, &mut Vec::new());
+        io.clear(seen, Interest::Read);
+        assert_ne!(io.readiness.load(Ordering::Acquire) & READABLE, 0);
+        // With no event in between, the clear holds.
+        let seen = io.readiness.load(Ordering::Acquire);
+        io.clear(seen, Interest::Read);
+        assert_eq!(io.readiness.load(Ordering::Acquire) & READABLE, 0);
+        reactor.deregister(&mut socket, token);
+        assert_eq!(reactor.figures().live, 0);
+    }
+}

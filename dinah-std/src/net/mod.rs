@@ -1,0 +1,111 @@
+//! TCP and UDP sockets whose waits the executor's reactor wakes (see
+//! [`io`](crate::io)).
+//!
+//! Each socket registers with the reactor of the executor on this thread
+//! when it is made (or converted with `from_std`), and deregisters when
+//! dropped. Operations are `async`, and each also has a `poll_*` form for
+//! hand-written futures; with the `futures-io` feature [`TcpStream`]
+//! implements `AsyncRead` and `AsyncWrite`, so codecs and protocols
+//! written for those traits work on it.
+//!
+//! Addresses are [`SocketAddr`](std::net::SocketAddr)s: nothing here
+//! resolves names (which would block the executor's thread). Resolve on a
+//! [`BlockingPool`](crate::BlockingPool) first.
+//!
+//! # Example
+//!
+//! An echo over loopback:
+//!
+//! ```
+//! use dinah::LocalExecutor;
+//! use dinah::net::{TcpListener, TcpStream};
+//!
+//! let executor = LocalExecutor::new();
+//! // Sockets register with the executor made (or entered) on this thread.
+//! let listener = TcpListener::bind("127.0.0.1:0".parse()?)?;
+//! let addr = listener.local_addr()?;
+//! let server = executor
+//!     .try_spawn(async move {
+//!         let (stream, _) = listener.accept().await?;
+//!         let mut buf = [0u8; 5];
+//!         let n = stream.read(&mut buf).await?;
+//!         stream.write_all(&buf[..n]).await
+//!     })
+//!     .unwrap_or_else(|_| unreachable!("an empty executor has room"));
+//! let echoed = executor.block_on(async {
+//!     let client = TcpStream::connect(addr).await?;
+//!     client.write_all(b"hello").await?;
+//!     let mut buf = [0u8; 5];
+//!     let mut got = 0;
+//!     while got < buf.len() {
+//!         got += client.read(&mut buf[got..]).await?;
+//!     }
+//!     server.await??;
+//!     Ok::<_, Box<dyn std::error::Error>>(buf)
+//! })?;
+//! assert_eq!(&echoed, b"hello");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+#![forbid(unsafe_code)]
+
+mod tcp;
+mod udp;
+
+pub use tcp::{TcpListener, TcpStream};
+pub use udp::UdpSocket;
+
+use std::io;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use crate::io::{Interest, Reactor, Registration};
+
+/// A `mio` source registered with a reactor; deregistered when dropped.
+struct Registered<S: mio::event::Source> {
+    source: S,
+    registration: Registration,
+}
+
+impl<S: mio::event::Source> Registered<S> {
+    /// Registers `source` with the reactor of the executor on this thread.
+    fn new(source: S, label: String) -> io::Result<Self> {
+        Self::with(crate::io::current_reactor()?, source, label)
+    }
+
+    /// Registers `source` with `reactor`.
+    fn with(reactor: Arc<Reactor>, mut source: S, label: String) -> io::Result<Self> {
+        let (token, io) = reactor.register(&mut source, label.into())?;
+        Ok(Self {
+            source,
+            registration: Registration { reactor, io, token },
+        })
+    }
+
+    /// Runs `op` once `interest` is ready (see [`Registration::poll_io`]).
+    fn poll_io<R>(
+        &self,
+        cx: &mut Context<'_>,
+        interest: Interest,
+        mut op: impl FnMut(&S) -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        self.registration.poll_io(cx, interest, || op(&self.source))
+    }
+
+    fn reactor(&self) -> &Arc<Reactor> {
+        &self.registration.reactor
+    }
+}
+
+impl<S: mio::event::Source> Drop for Registered<S> {
+    fn drop(&mut self) {
+        self.registration
+            .reactor
+            .deregister(&mut self.source, self.registration.token);
+    }
+}
+
+impl<S: mio::event::Source + std::fmt::Debug> std::fmt::Debug for Registered<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.source.fmt(f)
+    }
+}

@@ -1,0 +1,343 @@
+//! [`TcpListener`] and [`TcpStream`].
+#![forbid(unsafe_code)]
+
+use std::fmt;
+use std::future::poll_fn;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr};
+use std::task::{Context, Poll};
+
+use super::Registered;
+use crate::io::Interest;
+
+/// A TCP socket listening for connections, on the executor's reactor.
+///
+/// Guarantees: [`accept`](Self::accept) waits without blocking the thread
+/// and wakes its task when a connection is ready; each accepted stream is
+/// registered with this listener's reactor. Not promised: an order among
+/// tasks accepting on one listener at once (one of them is woken per
+/// readiness; the others wait for the next).
+pub struct TcpListener {
+    inner: Registered<mio::net::TcpListener>,
+}
+
+impl TcpListener {
+    /// Binds to `addr` (port 0: one the OS picks; see
+    /// [`local_addr`](Self::local_addr)) and registers with the reactor of
+    /// the executor on this thread.
+    ///
+    /// # Errors
+    ///
+    /// The OS's, or an error when no executor was made or entered on this
+    /// thread.
+    pub fn bind(addr: SocketAddr) -> io::Result<Self> {
+        Self::from_std(std::net::TcpListener::bind(addr)?)
+    }
+
+    /// Takes over a bound `std` listener: sets it non-blocking and
+    /// registers it (see [`bind`](Self::bind)).
+    ///
+    /// # Errors
+    ///
+    /// As [`bind`](Self::bind).
+    pub fn from_std(listener: std::net::TcpListener) -> io::Result<Self> {
+        listener.set_nonblocking(true)?;
+        let label = format!("tcp listener {}", listener.local_addr()?);
+        Ok(Self {
+            inner: Registered::new(mio::net::TcpListener::from_std(listener), label)?,
+        })
+    }
+
+    /// The address it listens on.
+    ///
+    /// # Errors
+    ///
+    /// The OS's.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.source.local_addr()
+    }
+
+    /// Waits for a connection: the stream and the peer's address.
+    ///
+    /// Cancel safe: dropped before it completes, no connection is lost
+    /// (it stays in the OS's backlog).
+    ///
+    /// # Errors
+    ///
+    /// The OS's (for example too many open files).
+    pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
+        poll_fn(|cx| self.poll_accept(cx)).await
+    }
+
+    /// [`accept`](Self::accept) as a poll: `Pending` (with `cx`'s waker
+    /// kept) until a connection is ready.
+    ///
+    /// # Errors
+    ///
+    /// As [`accept`](Self::accept).
+    pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
+        let (stream, peer) =
+            match self
+                .inner
+                .poll_io(cx, Interest::Read, mio::net::TcpListener::accept)
+            {
+                Poll::Ready(Ok(accepted)) => accepted,
+                Poll::Ready(Err(error)) => return Poll::Ready(Err(error)),
+                Poll::Pending => return Poll::Pending,
+            };
+        let reactor = std::sync::Arc::clone(self.inner.reactor());
+        Poll::Ready(TcpStream::register(reactor, stream).map(|stream| (stream, peer)))
+    }
+}
+
+impl fmt::Debug for TcpListener {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("TcpListener").field(&self.inner).finish()
+    }
+}
+
+/// A TCP connection on the executor's reactor.
+///
+/// Reads and writes take `&self`: one task may read while another writes
+/// (each direction keeps its own waiting task; two tasks reading at once
+/// is allowed, but only the last to wait is woken). Dropping it closes the
+/// connection and deregisters it.
+///
+/// Guarantees: an operation that returns `Pending` is woken when its
+/// direction becomes ready (or the connection closes or fails); readiness
+/// that comes while an operation runs is never lost. Not promised: that a
+/// `read` fills the buffer (it returns what is there, at least one byte,
+/// or 0 at the end).
+pub struct TcpStream {
+    inner: Registered<mio::net::TcpStream>,
+}
+
+impl TcpStream {
+    fn register(
+        reactor: std::sync::Arc<crate::io::Reactor>,
+        stream: mio::net::TcpStream,
+    ) -> io::Result<Self> {
+        let label = label(&stream);
+        Ok(Self {
+            inner: Registered::with(reactor, stream, label)?,
+        })
+    }
+
+    /// Connects to `addr`, waiting without blocking the thread.
+    ///
+    /// # Errors
+    ///
+    /// The OS's (for example `ConnectionRefused`), or an error when no
+    /// executor was made or entered on this thread.
+    pub async fn connect(addr: SocketAddr) -> io::Result<Self> {
+        let stream = mio::net::TcpStream::connect(addr)?;
+        let stream = Self::register(crate::io::current_reactor()?, stream)?;
+        // Connected when writable, and then the error (if any) is the
+        // connection's.
+        poll_fn(|cx| {
+            stream.inner.poll_io(cx, Interest::Write, |socket| {
+                if let Some(error) = socket.take_error()? {
+                    return Err(error);
+                }
+                match socket.peer_addr() {
+                    Ok(_) => Ok(()),
+                    Err(error) if error.kind() == io::ErrorKind::NotConnected => {
+                        Err(io::ErrorKind::WouldBlock.into())
+                    }
+                    Err(error) => Err(error),
+                }
+            })
+        })
+        .await?;
+        Ok(stream)
+    }
+
+    /// Takes over a connected `std` stream: sets it non-blocking and
+    /// registers it with the reactor of the executor on this thread.
+    ///
+    /// # Errors
+    ///
+    /// The OS's, or an error when no executor was made or entered on this
+    /// thread.
+    pub fn from_std(stream: std::net::TcpStream) -> io::Result<Self> {
+        stream.set_nonblocking(true)?;
+        Self::register(
+            crate::io::current_reactor()?,
+            mio::net::TcpStream::from_std(stream),
+        )
+    }
+
+    /// Reads what is there into `buf`: at least one byte, or 0 at the end
+    /// of the stream (or for an empty `buf`).
+    ///
+    /// Cancel safe: dropped before it completes, nothing was read.
+    ///
+    /// # Errors
+    ///
+    /// The OS's (for example `ConnectionReset`).
+    pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        poll_fn(|cx| self.poll_read(cx, buf)).await
+    }
+
+    /// Writes some of `buf`: how much was taken.
+    ///
+    /// Cancel safe: dropped before it completes, nothing was written.
+    ///
+    /// # Errors
+    ///
+    /// The OS's (for example `BrokenPipe`).
+    pub async fn write(&self, buf: &[u8]) -> io::Result<usize> {
+        poll_fn(|cx| self.poll_write(cx, buf)).await
+    }
+
+    /// Writes all of `buf`.
+    ///
+    /// Not cancel safe: dropped part way, some of `buf` may have been sent.
+    ///
+    /// # Errors
+    ///
+    /// The OS's; `WriteZero` if the socket took nothing.
+    pub async fn write_all(&self, mut buf: &[u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            let n = self.write(buf).await?;
+            if n == 0 {
+                return Err(io::ErrorKind::WriteZero.into());
+            }
+            buf = &buf[n..];
+        }
+        Ok(())
+    }
+
+    /// [`read`](Self::read) as a poll.
+    ///
+    /// # Errors
+    ///
+    /// As [`read`](Self::read).
+    pub fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        self.inner
+            .poll_io(cx, Interest::Read, |mut socket| socket.read(buf))
+    }
+
+    /// [`write`](Self::write) as a poll.
+    ///
+    /// # Errors
+    ///
+    /// As [`write`](Self::write).
+    pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.inner
+            .poll_io(cx, Interest::Write, |mut socket| socket.write(buf))
+    }
+
+    /// Shuts down the read half, the write half (the peer reads the end of
+    /// the stream) or both.
+    ///
+    /// # Errors
+    ///
+    /// The OS's (for example `NotConnected`).
+    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        self.inner.source.shutdown(how)
+    }
+
+    /// The peer's address.
+    ///
+    /// # Errors
+    ///
+    /// The OS's.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.source.peer_addr()
+    }
+
+    /// This end's address.
+    ///
+    /// # Errors
+    ///
+    /// The OS's.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.source.local_addr()
+    }
+
+    /// Sets `TCP_NODELAY` (no Nagle delay for small writes).
+    ///
+    /// # Errors
+    ///
+    /// The OS's.
+    pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
+        self.inner.source.set_nodelay(nodelay)
+    }
+}
+
+/// What the diagnosis calls a stream.
+fn label(stream: &mio::net::TcpStream) -> String {
+    match (stream.local_addr(), stream.peer_addr()) {
+        (Ok(local), Ok(peer)) => format!("tcp {local} -> {peer}"),
+        (Ok(local), Err(_)) => format!("tcp {local}"),
+        _ => "tcp".to_owned(),
+    }
+}
+
+impl fmt::Debug for TcpStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("TcpStream").field(&self.inner).finish()
+    }
+}
+
+#[cfg(feature = "futures-io")]
+mod traits {
+    use std::pin::Pin;
+
+    use super::{Context, Poll, Shutdown, TcpStream, io};
+
+    impl futures_io::AsyncRead for TcpStream {
+        fn poll_read(
+            self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &mut [u8],
+        ) -> Poll<io::Result<usize>> {
+            TcpStream::poll_read(&self, cx, buf)
+        }
+    }
+
+    impl futures_io::AsyncRead for &TcpStream {
+        fn poll_read(
+            self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &mut [u8],
+        ) -> Poll<io::Result<usize>> {
+            TcpStream::poll_read(&self, cx, buf)
+        }
+    }
+
+    impl futures_io::AsyncWrite for TcpStream {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            TcpStream::poll_write(&self, cx, buf)
+        }
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            // Nothing is buffered here.
+            Poll::Ready(Ok(()))
+        }
+        /// Shuts down the write half.
+        fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(self.shutdown(Shutdown::Write))
+        }
+    }
+
+    impl futures_io::AsyncWrite for &TcpStream {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            TcpStream::poll_write(&self, cx, buf)
+        }
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+        fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(self.shutdown(Shutdown::Write))
+        }
+    }
+}

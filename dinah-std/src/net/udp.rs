@@ -1,0 +1,149 @@
+//! [`UdpSocket`].
+#![forbid(unsafe_code)]
+
+use std::fmt;
+use std::future::poll_fn;
+use std::io;
+use std::net::SocketAddr;
+use std::task::{Context, Poll};
+
+use super::Registered;
+use crate::io::Interest;
+
+/// A UDP socket on the executor's reactor.
+///
+/// Guarantees: a send or receive that returns `Pending` is woken when the
+/// socket becomes ready that way; each datagram is received whole (a
+/// buffer too small for it gets its first bytes, the rest is dropped, as
+/// the OS does). Not promised: delivery or order of datagrams (UDP's).
+pub struct UdpSocket {
+    inner: Registered<mio::net::UdpSocket>,
+}
+
+impl UdpSocket {
+    /// Binds to `addr` and registers with the reactor of the executor on
+    /// this thread.
+    ///
+    /// # Errors
+    ///
+    /// The OS's, or an error when no executor was made or entered on this
+    /// thread.
+    pub fn bind(addr: SocketAddr) -> io::Result<Self> {
+        Self::from_std(std::net::UdpSocket::bind(addr)?)
+    }
+
+    /// Takes over a bound `std` socket: sets it non-blocking and registers
+    /// it (see [`bind`](Self::bind)).
+    ///
+    /// # Errors
+    ///
+    /// As [`bind`](Self::bind).
+    pub fn from_std(socket: std::net::UdpSocket) -> io::Result<Self> {
+        socket.set_nonblocking(true)?;
+        let label = format!("udp {}", socket.local_addr()?);
+        Ok(Self {
+            inner: Registered::new(mio::net::UdpSocket::from_std(socket), label)?,
+        })
+    }
+
+    /// The address it is bound to.
+    ///
+    /// # Errors
+    ///
+    /// The OS's.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.source.local_addr()
+    }
+
+    /// Sets the one peer [`send`](Self::send) goes to and
+    /// [`recv`](Self::recv) accepts from.
+    ///
+    /// # Errors
+    ///
+    /// The OS's.
+    pub fn connect(&self, addr: SocketAddr) -> io::Result<()> {
+        self.inner.source.connect(addr)
+    }
+
+    /// Sends `buf` as one datagram to `target`: how many bytes went.
+    ///
+    /// # Errors
+    ///
+    /// The OS's (for example a datagram too large).
+    pub async fn send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
+        poll_fn(|cx| self.poll_send_to(cx, buf, target)).await
+    }
+
+    /// Receives one datagram into `buf`: its length (cut to `buf`'s) and
+    /// sender.
+    ///
+    /// Cancel safe: dropped before it completes, no datagram was taken.
+    ///
+    /// # Errors
+    ///
+    /// The OS's.
+    pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        poll_fn(|cx| self.poll_recv_from(cx, buf)).await
+    }
+
+    /// Sends `buf` to the [connected](Self::connect) peer.
+    ///
+    /// # Errors
+    ///
+    /// The OS's; `NotConnected` without a peer.
+    pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
+        poll_fn(|cx| {
+            self.inner
+                .poll_io(cx, Interest::Write, |socket| socket.send(buf))
+        })
+        .await
+    }
+
+    /// Receives one datagram from the [connected](Self::connect) peer.
+    ///
+    /// # Errors
+    ///
+    /// The OS's.
+    pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        poll_fn(|cx| {
+            self.inner
+                .poll_io(cx, Interest::Read, |socket| socket.recv(buf))
+        })
+        .await
+    }
+
+    /// [`send_to`](Self::send_to) as a poll.
+    ///
+    /// # Errors
+    ///
+    /// As [`send_to`](Self::send_to).
+    pub fn poll_send_to(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+        target: SocketAddr,
+    ) -> Poll<io::Result<usize>> {
+        self.inner
+            .poll_io(cx, Interest::Write, |socket| socket.send_to(buf, target))
+    }
+
+    /// [`recv_from`](Self::recv_from) as a poll.
+    ///
+    /// # Errors
+    ///
+    /// As [`recv_from`](Self::recv_from).
+    pub fn poll_recv_from(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<(usize, SocketAddr)>> {
+        self.inner
+            .poll_io(cx, Interest::Read, |socket| socket.recv_from(buf))
+    }
+}
+
+impl fmt::Debug for UdpSocket {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("UdpSocket").field(&self.inner).finish()
+    }
+}

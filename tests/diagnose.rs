@@ -813,6 +813,14 @@ fn every_figure_the_operations_sheet_names_is_one_the_code_emits() {
         ),
         format!("{:?}", dinah::sync::ChannelFigures::default()),
         format!("{:?}", dinah::sync::SemaphoreFigures::default()),
+        format!("{:?}", dinah::io::IoFigures::default()),
+        format!(
+            "{:?}",
+            dinah::io::IoWait {
+                resource: "tcp".into(),
+                interest: dinah::io::Interest::Read
+            }
+        ),
     ]
     .join(" ");
     let sheet = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/operations.md"))
@@ -826,12 +834,24 @@ fn every_figure_the_operations_sheet_names_is_one_the_code_emits() {
             line.starts_with("| ") && !line.starts_with("| symptom") && !line.starts_with("| ---")
         })
         .collect();
-    assert_eq!(rows.len(), 7, "one row per cause, and one for timers");
+    assert_eq!(
+        rows.len(),
+        8,
+        "one row per cause, and one each for timers and sockets"
+    );
     let mut named = 0;
     for row in rows {
         let figures = row.split(" | ").nth(2).unwrap();
         for name in figures.split('`').skip(1).step_by(2) {
-            let known = ["None", "tasks()", "monitor.timers()", "timer wait"].contains(&name)
+            let known = [
+                "None",
+                "tasks()",
+                "monitor.timers()",
+                "timer wait",
+                "monitor.io()",
+                "io wait",
+            ]
+            .contains(&name)
                 || emitted.contains(&format!("{name}:"))
                 || emitted.contains(&format!("{name} {{"));
             assert!(

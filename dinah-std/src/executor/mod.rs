@@ -400,6 +400,10 @@ impl<'a, M: Measure> LocalExecutor<'a, M> {
     /// made then).
     #[must_use]
     pub fn io_figures(&self) -> crate::io::IoFigures {
+        self.monitor_io()
+    }
+
+    fn monitor_io(&self) -> crate::io::IoFigures {
         self.inner
             .hub
             .driver

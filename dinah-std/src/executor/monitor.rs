@@ -58,6 +58,17 @@ impl ExecutorMonitor {
         self.hub.timers.figures()
     }
 
+    /// The figures of the executor's reactor (all zero before its first
+    /// socket): see [`LocalExecutor::io_figures`](crate::LocalExecutor::io_figures).
+    #[must_use]
+    pub fn io(&self) -> crate::io::IoFigures {
+        self.hub
+            .driver
+            .blocker()
+            .map(|reactor| reactor.figures())
+            .unwrap_or_default()
+    }
+
     /// One [`Verdict`] for each thing not progressing, judged against
     /// `thresholds`; empty when every task progresses:
     ///

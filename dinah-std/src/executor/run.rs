@@ -505,6 +505,8 @@ impl<'a, M: Measure> Inner<'a, M> {
                 // wake, readiness or the next deadline (a paused clock jumps
                 // to it instead, and the reactor is only looked at).
                 self.hub.driver.park(self.hub.timers.park_limit());
+                // The reactor was just looked at: the count starts again.
+                self.io_countdown.set(IO_INTERVAL);
             }
         }
     }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the QEMU firmware (the queue-and-scheduler example, the async
-# executor example, the watchdog, the timers and the spawn examples) and the on-target tests on thumbv7m (lm3s6965evb) and
+# executor example, the watchdog, the timers, the spawn and the events examples) and the on-target tests on thumbv7m (lm3s6965evb) and
 # thumbv6m (microbit), decodes their defmt logs and compares them line by
 # line with ci/expected/. Any difference, non-zero exit or hang fails.
 #
@@ -112,6 +112,12 @@ for target in "${targets[@]}"; do
         --bin dinah-qemu-spawn --message-format=json-render-diagnostics \
         | built_executable dinah-qemu-spawn)
     QEMU_ICOUNT=1 run_and_compare "$elf" "qemu-spawn-$short"
+
+    step "events firmware on $target (an interrupt raises a static io::Event for two tasks; under -icount)"
+    elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \
+        --bin dinah-qemu-events --message-format=json-render-diagnostics \
+        | built_executable dinah-qemu-events)
+    QEMU_ICOUNT=1 run_and_compare "$elf" "qemu-events-$short"
 
     step "on-target tests on $target"
     elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" test --no-run --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \

@@ -169,6 +169,7 @@ report() {
         measure_firmware dinah-qemu-executor "$target" - "qemu-executor-${target%%-*}"
         measure_firmware dinah-qemu-timers "$target" - "qemu-timers-${target%%-*}"
         measure_firmware dinah-qemu-spawn "$target" - "qemu-spawn-${target%%-*}"
+        measure_firmware dinah-qemu-events "$target" - "qemu-events-${target%%-*}"
     done
     echo
     echo "Budget for thumbv6m, each firmware: flash <= $flash_budget B (dinah-qemu-timers: <= $timers_flash_budget B, dinah-qemu-spawn: <= $spawn_flash_budget B, both over the 8 KiB goal), static RAM <= $ram_budget B."

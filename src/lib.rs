@@ -13,7 +13,8 @@
 //! | [`queue`] | queues of closures and running them: [`TaskQueue`], `BoundedQueue`, `drain`, `run_parallel` |
 //! | [`sync`] | coordination: [`CancellationToken`], `CancellationHandle`, `Shared` |
 //! | [`time`] | waiting for time: `sleep`, `timeout`, [`Interval`](time::Interval), the firmware's [`Timers`](time::Timers) and tickless idle |
-//! | `io`, `net` (with `std`) | the reactor; TCP and UDP sockets on it, with `futures-io` traits behind the `futures-io` feature |
+//! | [`io`] | event sources: [`Event`](io::Event) carries an interrupt's wake to tasks; with `std` the reactor |
+//! | `net` (with `std`) | TCP and UDP sockets on the reactor, with `futures-io` traits behind the `futures-io` feature |
 //! | [`telemetry`] | clocks, events and sinks, metrics, traces, poll observers, figures, diagnosis |
 //! | [`id`] | [`TaskId`], [`WorkerId`], `CoreId` |
 //! | [`config`] | [`CoreConfig`] and the lifecycle of long-lived resources |
@@ -90,12 +91,15 @@ pub mod time {
     pub use dinah_std::time::*;
 }
 
-/// The reactor (with `std`): readiness from the operating system turned
-/// into wakes, its figures, and what a task waits on.
+/// Event sources: an interrupt's wake carried to waiting tasks
+/// ([`Event`](io::Event)), and with `std` the reactor: readiness from the
+/// operating system turned into wakes, its figures, and what a task waits
+/// on.
 ///
-/// From `dinah_std::io`.
-#[cfg(feature = "std")]
+/// From `dinah_core::io`, and with `std` from `dinah_std::io`.
 pub mod io {
+    pub use dinah_core::io::*;
+    #[cfg(feature = "std")]
     pub use dinah_std::io::*;
 }
 

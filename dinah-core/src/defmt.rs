@@ -13,6 +13,7 @@ use crate::executor::{
     AsyncExecutor, CancelError, QueueClaimed, ReadyQueue, SpawnError, TickReport,
 };
 use crate::id::{CoreId, CoreIdError, TaskId, TaskIdError, WorkerId, WorkerIdError};
+use crate::io::{Event, EventWait};
 use crate::queue::{QueuePushError, TaskQueue};
 use crate::sync::{
     CancellationToken, Channel, ChannelFigures, Refusal, Semaphore, SemaphoreFigures, SendError,
@@ -515,5 +516,22 @@ impl Format for SemaphoreFigures {
 impl<const W: usize> Format for Semaphore<W> {
     fn format(&self, f: Formatter<'_>) {
         write!(f, "{}", self.figures());
+    }
+}
+
+impl<const W: usize> Format for Event<W> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "event: {=u32} raised, {=u32} waiting",
+            self.raised(),
+            self.waiting()
+        );
+    }
+}
+
+impl<const W: usize> Format for EventWait<'_, W> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "EventWait");
     }
 }

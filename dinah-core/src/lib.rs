@@ -59,6 +59,7 @@ mod atomic;
 pub mod config;
 pub mod executor;
 pub mod id;
+pub mod io;
 pub mod queue;
 pub mod raw;
 pub mod sync;

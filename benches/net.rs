@@ -8,7 +8,11 @@
 //! round trip.
 //!
 //! - `tcp_echo_1`: one connection, 4,000 round trips;
-//! - `tcp_echo_100`: 100 connections at once, 100 round trips each.
+//! - `tcp_echo_100`: 100 connections at once, 100 round trips each;
+//! - `hyper_requests`: hyper 1.x serving 2,000 small requests from hyper's
+//!   client over one kept-alive connection, on dinah (its sockets through
+//!   `examples/support/hyper_rt.rs`) and on tokio (the same kind of
+//!   adapter, copying through the same size of buffer).
 //!
 //! `cargo bench --bench net [-- FILTER] [--samples N]`; `--callgrind
 //! CONTENDER TIMES` runs one contender's workload untimed (for `strace -c
@@ -19,6 +23,9 @@ use std::time::{Duration, Instant};
 
 mod harness;
 use harness::{Contender, Options, run_case, target};
+
+#[path = "../examples/support/hyper_rt.rs"]
+mod hyper_rt;
 
 const MESSAGE: usize = 64;
 
@@ -159,6 +166,155 @@ fn tokio_echo(load: Load) -> Duration {
     })
 }
 
+/// hyper's I/O traits over a tokio stream, as `hyper_rt::HyperIo` does
+/// over dinah's: a 4 KiB buffer and one copy per read.
+struct TokioIo(tokio::net::TcpStream);
+
+impl hyper::rt::Read for TokioIo {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        mut buf: hyper::rt::ReadBufCursor<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let mut chunk = [0u8; 4096];
+        let room = buf.remaining().min(chunk.len());
+        let mut read = tokio::io::ReadBuf::new(&mut chunk[..room]);
+        match tokio::io::AsyncRead::poll_read(std::pin::Pin::new(&mut self.0), cx, &mut read) {
+            std::task::Poll::Ready(Ok(())) => {
+                buf.put_slice(read.filled());
+                std::task::Poll::Ready(Ok(()))
+            }
+            other => other,
+        }
+    }
+}
+
+impl hyper::rt::Write for TokioIo {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        tokio::io::AsyncWrite::poll_write(std::pin::Pin::new(&mut self.0), cx, buf)
+    }
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        tokio::io::AsyncWrite::poll_shutdown(std::pin::Pin::new(&mut self.0), cx)
+    }
+}
+
+const REQUESTS: usize = 2_000;
+
+async fn hello(
+    _: hyper::Request<hyper::body::Incoming>,
+) -> Result<hyper::Response<http_body_util::Full<hyper::body::Bytes>>, std::convert::Infallible> {
+    Ok(hyper::Response::new(http_body_util::Full::new(
+        hyper::body::Bytes::from_static(b"hello"),
+    )))
+}
+
+/// `REQUESTS` requests over `sender`: the time per request.
+async fn requests(
+    sender: &mut hyper::client::conn::http1::SendRequest<http_body_util::Empty<hyper::body::Bytes>>,
+    addr: SocketAddr,
+) -> Duration {
+    use http_body_util::BodyExt;
+    let start = Instant::now();
+    for _ in 0..REQUESTS {
+        let request = hyper::Request::get("/")
+            .header("host", addr.to_string())
+            .body(http_body_util::Empty::new())
+            .unwrap();
+        let response = sender.send_request(request).await.unwrap();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(&body[..], b"hello");
+    }
+    start.elapsed() / REQUESTS as u32
+}
+
+fn dinah_hyper() -> Duration {
+    use dinah::net::{TcpListener, TcpStream};
+    use hyper_rt::HyperIo;
+    let executor = dinah::LocalExecutor::new();
+    let listener = TcpListener::bind(loopback()).unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(
+        executor
+            .try_spawn(async move {
+                let (stream, _) = listener.accept().await?;
+                stream.set_nodelay(true)?;
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(HyperIo(stream), hyper::service::service_fn(hello))
+                    .await;
+                Ok::<(), std::io::Error>(())
+            })
+            .unwrap_or_else(|_| unreachable!()),
+    );
+    let spawner = executor.local_spawner();
+    executor.block_on(async {
+        let stream = TcpStream::connect(addr).await.unwrap();
+        stream.set_nodelay(true).unwrap();
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(HyperIo(stream))
+            .await
+            .unwrap();
+        drop(
+            spawner
+                .try_spawn(async move { connection.await.map_err(|_| ()) })
+                .unwrap_or_else(|_| unreachable!()),
+        );
+        requests(&mut sender, addr).await
+    })
+}
+
+fn tokio_hyper() -> Duration {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(loopback()).await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (stream, _) = listener.accept().await?;
+            stream.set_nodelay(true)?;
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo(stream), hyper::service::service_fn(hello))
+                .await;
+            Ok::<(), std::io::Error>(())
+        });
+        let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream.set_nodelay(true).unwrap();
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo(stream))
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        requests(&mut sender, addr).await
+    })
+}
+
+fn hyper_case(options: &Options) {
+    if !options.wants("hyper_requests") {
+        return;
+    }
+    let mut contenders = vec![
+        Contender::new("dinah + hyper", false, dinah_hyper),
+        Contender::new("tokio current-thread + hyper", true, tokio_hyper),
+    ];
+    let results = run_case("hyper_requests", 1, options.samples, &mut contenders);
+    let ratio = results[1].1.as_secs_f64() / results[0].1.as_secs_f64();
+    println!(
+        "hyper_requests: dinah requests per second / tokio's: {ratio:.3} (recorded; no target)"
+    );
+}
+
 fn case(options: &Options, name: &str, load: Load) {
     if !options.wants(name) {
         return;
@@ -211,4 +367,5 @@ fn main() {
             trips: 100,
         },
     );
+    hyper_case(&options);
 }

@@ -18,6 +18,8 @@ step "cargo run --example executor_basics"
 cargo run --example executor_basics
 step "cargo run --example pools"
 cargo run --example pools
+step "cargo run --example http_server (hyper over dinah's sockets and timers; it sends itself three requests)"
+cargo run --example http_server
 step "cargo run --example pipeline (channels, a semaphore, a task group, waiting submits; it checks its own result)"
 cargo run --example pipeline
 step "cargo run --example relay_stall (every fault in real time; the timeline must be valid JSON)"

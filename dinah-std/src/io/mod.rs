@@ -33,7 +33,7 @@
 pub(crate) mod driver;
 mod reactor;
 
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::fmt;
 use std::io;
 use std::sync::Arc;
@@ -129,24 +129,22 @@ pub(crate) fn current_reactor() -> io::Result<Arc<Reactor>> {
 }
 
 std::thread_local! {
-    /// The socket wait the poll running on this thread left, for the
-    /// executor's diagnosis.
-    static WAIT: RefCell<Option<IoWait>> = const { RefCell::new(None) };
+    /// The socket wait the poll running on this thread left (its token and
+    /// way), for the executor's diagnosis: a plain copy, so an unmeasured
+    /// executor pays no more than that.
+    static WAIT: Cell<Option<(mio::Token, Interest)>> = const { Cell::new(None) };
 }
 
-/// Notes that the poll running on this thread waits on `resource`.
-pub(crate) fn note_wait(resource: &Arc<str>, interest: Interest) {
-    let _ = WAIT.try_with(|wait| {
-        *wait.borrow_mut() = Some(IoWait {
-            resource: Arc::clone(resource),
-            interest,
-        });
-    });
+/// Notes that the poll running on this thread waits on `token`.
+pub(crate) fn note_wait(token: mio::Token, interest: Interest) {
+    let _ = WAIT.try_with(|wait| wait.set(Some((token, interest))));
 }
 
-/// Takes (and clears) the socket wait the last poll on this thread left.
+/// Takes (and clears) the socket wait the last poll on this thread left,
+/// named by the reactor of the executor running here.
 pub(crate) fn take_wait() -> Option<IoWait> {
-    WAIT.try_with(|wait| wait.borrow_mut().take())
-        .ok()
-        .flatten()
+    let (token, interest) = WAIT.try_with(Cell::take).ok().flatten()?;
+    let handle = crate::time::try_current()?;
+    let resource = handle.driver().blocker()?.label(token)?;
+    Some(IoWait { resource, interest })
 }

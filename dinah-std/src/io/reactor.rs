@@ -111,7 +111,9 @@ fn add(counter: &AtomicU64, n: u64) {
 /// An executor's reactor: a `mio::Poll` it waits in, a waker other
 /// threads cut that wait short with, and the registered sources.
 pub(crate) struct Reactor {
-    poll: Mutex<(mio::Poll, mio::Events)>,
+    /// The poll, its events, and the wakers an event took (kept for its
+    /// capacity).
+    poll: Mutex<(mio::Poll, mio::Events, Vec<Waker>)>,
     registry: mio::Registry,
     waker: mio::Waker,
     slots: Mutex<Slots>,
@@ -125,7 +127,7 @@ impl Reactor {
         let registry = poll.registry().try_clone()?;
         let waker = mio::Waker::new(poll.registry(), WAKE_TOKEN)?;
         Ok(Self {
-            poll: Mutex::new((poll, mio::Events::with_capacity(EVENTS))),
+            poll: Mutex::new((poll, mio::Events::with_capacity(EVENTS), Vec::new())),
             registry,
             waker,
             slots: Mutex::new(Slots::default()),
@@ -210,10 +212,9 @@ impl Reactor {
 
     /// Hands out readiness for up to `timeout`.
     fn turn(&self, timeout: Option<Duration>) {
-        let mut woken: Vec<Waker> = Vec::new();
+        let mut guard = lock_std(&self.poll);
+        let (poll, events, woken) = &mut *guard;
         {
-            let mut guard = lock_std(&self.poll);
-            let (poll, events) = &mut *guard;
             match poll.poll(events, timeout) {
                 Ok(()) => {}
                 // A signal cut the wait short; the executor looks again.
@@ -255,11 +256,23 @@ impl Reactor {
                 if event.is_error() {
                     flags |= ERROR;
                 }
-                io.set_ready(flags, now, &mut woken);
+                io.set_ready(flags, now, woken);
             }
         }
-        for waker in woken {
+        // Outside the slots' lock; the poll's lock is held, but waking
+        // only queues tasks (and `unblock` does not take it).
+        for waker in woken.drain(..) {
             waker.wake();
+        }
+    }
+
+    /// The label of `token`'s registration, if it is live.
+    pub(crate) fn label(&self, token: mio::Token) -> Option<Arc<str>> {
+        let (index, generation) = split(token);
+        let slots = lock_std(&self.slots);
+        match slots.slots.get(index as usize) {
+            Some((live, Some(io))) if *live == generation => Some(Arc::clone(&io.label)),
+            _ => None,
         }
     }
 
@@ -388,7 +401,7 @@ impl Registration {
     ) -> Poll<io::Result<R>> {
         loop {
             let Poll::Ready(seen) = self.io.poll_ready(interest, cx) else {
-                super::note_wait(&self.io.label, interest);
+                super::note_wait(self.token, interest);
                 return Poll::Pending;
             };
             match op() {

@@ -349,3 +349,78 @@ fn futures_io_codecs_run_on_a_stream() {
     assert_eq!(reply, "1:ONE\n2:TWO\n3:THREE\n");
     assert_eq!(executor.block_on(server).unwrap().unwrap(), 3);
 }
+
+#[test]
+fn readiness_held_while_a_poll_blocks_the_thread_is_ready_behind_it_not_no_wake() {
+    let clock = ManualClock::new();
+    let (to_test, from_relay) = mpsc::channel();
+    let (release, released) = mpsc::channel::<()>();
+    let relay_clock = clock.clone();
+    let relay = thread::spawn(move || {
+        let executor = LocalExecutor::with_telemetry(
+            ExecutorConfig::default(),
+            TelemetryConfig::new().with_clock(relay_clock),
+        )
+        .unwrap();
+        let listener = TcpListener::bind(loopback()).unwrap();
+        let peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (stream, _) = executor.block_on(listener.accept()).unwrap();
+        let reader = executor
+            .try_spawn_named("reader", async move {
+                let mut buf = [0u8; 2];
+                read_full(&stream, &mut buf).await.map(|()| buf)
+            })
+            .unwrap_or_else(|_| unreachable!());
+        executor.tick(usize::MAX);
+        let ready_tx = to_test.clone();
+        let hog = executor
+            .try_spawn_named("hog", async move {
+                // A blocking call inside a poll: the thread is held until
+                // the test lets go.
+                ready_tx.send(None).unwrap();
+                released.recv().unwrap();
+                Ok::<(), ()>(())
+            })
+            .unwrap_or_else(|_| unreachable!());
+        to_test
+            .send(Some((executor.monitor(), peer, reader.id(), hog.id())))
+            .unwrap();
+        executor.block_on(async {
+            hog.await.unwrap().unwrap();
+            assert_eq!(&reader.await.unwrap().unwrap(), b"hi");
+        });
+    });
+    let (monitor, mut peer, reader, hog) = from_relay.recv().unwrap().unwrap();
+    assert!(
+        from_relay.recv().unwrap().is_none(),
+        "the hog holds the thread"
+    );
+    // The reader's socket becomes ready while the thread is held.
+    peer.write_all(b"hi").unwrap();
+    let thresholds = Thresholds {
+        no_wake: Duration::from_secs(1),
+        ready_delay: Duration::from_millis(10),
+        blocked: Duration::from_millis(100),
+        ..Thresholds::default()
+    };
+    // The readiness reaches the reader through the monitor's look at the
+    // reactor (the OS delivers it there; the loop ends as soon as it has).
+    for _ in 0..1_000 {
+        let _ = monitor.diagnose(&thresholds);
+        if monitor.io().events > 0 {
+            break;
+        }
+        thread::yield_now();
+    }
+    clock.advance(Duration::from_secs(2));
+    let verdicts = monitor.diagnose(&thresholds);
+    assert!(
+        matches!(
+            verdicts.as_slice(),
+            [Verdict::WorkerBlocked { task, ready_behind: 1, .. }] if *task == hog
+        ),
+        "the reader ({reader:?}) is ready behind the hog, not NoWake: {verdicts:?}"
+    );
+    release.send(()).unwrap();
+    relay.join().unwrap();
+}

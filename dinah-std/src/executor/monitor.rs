@@ -87,8 +87,18 @@ impl ExecutorMonitor {
     ///
     /// `block_on`'s own future is stamped like a task's poll, under an id of
     /// its own: a poll of it that holds the thread is `WorkerBlocked`.
+    ///
+    /// Readiness the operating system holds for the executor's sockets
+    /// counts as a wake: when the executor's thread is not in its reactor
+    /// (it runs, or a poll holds it), this call first hands that readiness
+    /// out without waiting, so a task whose socket is ready is woken, and
+    /// judged ready (`ReadyButDelayed`, or behind `WorkerBlocked`), never
+    /// `NoWake`.
     #[must_use]
     pub fn diagnose(&self, thresholds: &Thresholds) -> Vec<Verdict> {
+        if let Some(reactor) = self.hub.driver.blocker() {
+            reactor.turn_if_free();
+        }
         let mut verdicts = Vec::new();
         run_hooks(|| {
             verdicts = self.probe().diagnose(thresholds, self.hub.ingress.fill());

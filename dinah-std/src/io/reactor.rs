@@ -24,7 +24,7 @@
 
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
@@ -108,12 +108,15 @@ fn add(counter: &AtomicU64, n: u64) {
     counter.fetch_add(n, Ordering::Relaxed);
 }
 
+/// The poll, its events, and a buffer for the wakers they take.
+type PollState = (mio::Poll, mio::Events, Vec<Waker>);
+
 /// An executor's reactor: a `mio::Poll` it waits in, a waker other
 /// threads cut that wait short with, and the registered sources.
 pub(crate) struct Reactor {
     /// The poll, its events, and the wakers an event took (kept for its
     /// capacity).
-    poll: Mutex<(mio::Poll, mio::Events, Vec<Waker>)>,
+    poll: Mutex<PollState>,
     registry: mio::Registry,
     waker: mio::Waker,
     slots: Mutex<Slots>,
@@ -210,9 +213,25 @@ impl Reactor {
         drop(gone);
     }
 
+    /// Hands out the readiness there is now, without waiting, unless the
+    /// executor's thread is in the reactor (then it hands it out itself).
+    /// For a monitor on another thread.
+    pub(crate) fn turn_if_free(&self) {
+        match self.poll.try_lock() {
+            Ok(guard) => self.turn_locked(guard, Some(Duration::ZERO)),
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => {
+                self.turn_locked(poisoned.into_inner(), Some(Duration::ZERO));
+            }
+            Err(std::sync::TryLockError::WouldBlock) => {}
+        }
+    }
+
     /// Hands out readiness for up to `timeout`.
     fn turn(&self, timeout: Option<Duration>) {
-        let mut guard = lock_std(&self.poll);
+        self.turn_locked(lock_std(&self.poll), timeout);
+    }
+
+    fn turn_locked(&self, mut guard: MutexGuard<'_, PollState>, timeout: Option<Duration>) {
         let (poll, events, woken) = &mut *guard;
         {
             match poll.poll(events, timeout) {

@@ -18,6 +18,11 @@ step "cargo run --example executor_basics"
 cargo run --example executor_basics
 step "cargo run --example pools"
 cargo run --example pools
+step "cargo run --example relay (the relay service over loopback sockets; it checks every event was committed; the timeline must be valid JSON with io waits)"
+relay_trace=$(mktemp --suffix=.json)
+cargo run --example relay -- --trace "$relay_trace"
+python3 -c 'import json, sys; events = json.load(open(sys.argv[1]))["traceEvents"]; assert any(e.get("name") == "io wait" for e in events), "no io wait"; print(len(events), "trace events parsed")' "$relay_trace"
+rm -f "$relay_trace"
 step "cargo run --example http_server (hyper over dinah's sockets and timers; it sends itself three requests)"
 cargo run --example http_server
 step "cargo run --example pipeline (channels, a semaphore, a task group, waiting submits; it checks its own result)"

@@ -17,9 +17,10 @@ pub struct ExecutorConfig {
     /// [`TimerHandle::advance`](crate::time::TimerHandle::advance) moves it
     /// (tokio's `start_paused`). Tests of timeouts and intervals then take no
     /// real time and run the same way every time. The jump does not wait
-    /// for other threads: a timeout on work done by a pool elapses at once
-    /// if the executor has nothing else to do, so such tests use the real
-    /// clock.
+    /// for other threads or for sockets: a timeout on work done by a pool,
+    /// or on a reply from a peer, elapses at once if the executor has
+    /// nothing else ready (the reactor is only looked at, not waited in),
+    /// so such tests use the real clock.
     pub start_paused: bool,
 }
 

@@ -166,3 +166,50 @@ fn a_task_that_keeps_its_count_sees_raises_made_while_it_was_not_waiting() {
         Poll::Ready(Err(Refusal::Closed))
     );
 }
+
+#[test]
+fn a_waiter_that_joins_again_while_a_raise_wakes_the_line_waits_for_the_next_raise() {
+    // More waiters than one batch of wakes: the raise settles the line in
+    // batches, and between them a woken waker (run at once here) joins
+    // again. It joined after the raise, so it waits for the next.
+    static EVENT: Event<8> = Event::new();
+    type Again = Pin<Box<dyn Future<Output = Result<u32, Refusal>> + Send>>;
+    struct Rejoin(std::sync::Mutex<Option<Again>>);
+    impl Wake for Rejoin {
+        fn wake(self: Arc<Self>) {
+            let waker = Waker::from(Arc::clone(&self));
+            let mut again = Box::pin(EVENT.wait());
+            assert_eq!(
+                again.as_mut().poll(&mut Context::from_waker(&waker)),
+                Poll::Pending
+            );
+            // Kept (not dropped), so it stays in line.
+            *self.0.lock().unwrap() = Some(again);
+        }
+    }
+    let rejoin = Arc::new(Rejoin(std::sync::Mutex::new(None)));
+    let rejoin_waker = Waker::from(Arc::clone(&rejoin));
+    let mut first = EVENT.wait();
+    assert_eq!(poll(&mut first, &rejoin_waker), Poll::Pending);
+    let mut others: Vec<_> = (0..5).map(|_| (EVENT.wait(), counting())).collect();
+    for (wait, (_, waker)) in &mut others {
+        assert_eq!(poll(wait, waker), Poll::Pending);
+    }
+    assert_eq!(
+        EVENT.raise(),
+        6,
+        "the six in line at the raise, not the rejoined"
+    );
+    assert_eq!(EVENT.waiting(), 1, "the rejoined wait is in line");
+    for (wait, (counter, waker)) in &mut others {
+        assert_eq!(counter.0.load(Ordering::SeqCst), 1);
+        assert_eq!(poll(wait, waker), Poll::Ready(Ok(1)));
+    }
+    let mut again = rejoin.0.lock().unwrap().take().unwrap();
+    let noop = Waker::noop();
+    assert_eq!(
+        again.as_mut().poll(&mut Context::from_waker(noop)),
+        Poll::Pending
+    );
+    assert_eq!(EVENT.raise(), 1);
+}

@@ -16,6 +16,8 @@ use crate::sync::Refusal;
 struct State<const W: usize> {
     /// Raises so far (wrapping).
     raised: u32,
+    /// Raises and closes so far: what a waiter joins the line stamped with.
+    epoch: u64,
     closed: bool,
     line: WaitList<[WaitEntry; W]>,
 }
@@ -88,6 +90,7 @@ impl<const W: usize> Event<W> {
         Self {
             state: Mutex::new(RefCell::new(State {
                 raised: 0,
+                epoch: 0,
                 closed: false,
                 line: WaitList::new([const { WaitEntry::VACANT }; W]),
             })),
@@ -119,14 +122,22 @@ impl<const W: usize> Event<W> {
     fn settle_all(&self, change: impl FnOnce(&mut State<W>) -> bool) -> usize {
         let mut change = Some(change);
         let mut grant = true;
+        // Only those in line at the change: a task woken by an earlier
+        // batch may join again before the next, and waits for the next
+        // raise. Each joins stamped with the epoch, so those who joined
+        // before the change are the ones stamped below `cutoff` (and, the
+        // line being FIFO, they are at its front).
+        let mut cutoff = 0;
         let mut woken = 0;
         loop {
             let mut batch = WakeBatch::new();
             raw::critical(&self.state, |state| {
                 if let Some(change) = change.take() {
                     grant = change(state);
+                    state.epoch += 1;
+                    cutoff = state.epoch;
                 }
-                while batch.has_room() {
+                while batch.has_room() && state.line.oldest_since().is_some_and(|at| at < cutoff) {
                     match state.line.settle_head(grant) {
                         Some(waker) => {
                             batch.push(Some(waker));
@@ -216,7 +227,7 @@ impl<const W: usize> Future for EventWait<'_, W> {
             match key.take() {
                 None if since > 0 => Poll::Ready(Ok(since)),
                 None if state.closed => Poll::Ready(Err(Refusal::Closed)),
-                None => match state.line.push(cx.waker(), 1, 0) {
+                None => match state.line.push(cx.waker(), 1, state.epoch) {
                     Some(joined) => {
                         *key = Some(joined);
                         Poll::Pending

@@ -19,7 +19,11 @@
 //! 3. A task's waker is stored before it looks at the readiness a last
 //!    time, and an event sets readiness before it takes the wakers; so
 //!    either the task sees the readiness or the event sees the waker.
-//! 4. Wakers are woken after every lock is let go.
+//! 4. Wakers are woken after every lock is let go (but the poll's own,
+//!    which no waker takes).
+//! 5. The reactor's waker is the executor's: a monitor on another thread
+//!    that looks at the reactor (without waiting) and takes its wake
+//!    sends it again, so a wait the executor enters next still returns.
 #![forbid(unsafe_code)]
 
 use std::io;
@@ -101,6 +105,8 @@ struct Counts {
     stale: AtomicU64,
     would_block: AtomicU64,
     reactor_wakes: AtomicU64,
+    /// Wakes the executor's own waits saw.
+    wakes_seen: AtomicU64,
     lag: Mutex<Log2Histogram<24>>,
 }
 
@@ -218,9 +224,9 @@ impl Reactor {
     /// For a monitor on another thread.
     pub(crate) fn turn_if_free(&self) {
         match self.poll.try_lock() {
-            Ok(guard) => self.turn_locked(guard, Some(Duration::ZERO)),
+            Ok(guard) => self.turn_locked(guard, Some(Duration::ZERO), true),
             Err(std::sync::TryLockError::Poisoned(poisoned)) => {
-                self.turn_locked(poisoned.into_inner(), Some(Duration::ZERO));
+                self.turn_locked(poisoned.into_inner(), Some(Duration::ZERO), true);
             }
             Err(std::sync::TryLockError::WouldBlock) => {}
         }
@@ -228,10 +234,17 @@ impl Reactor {
 
     /// Hands out readiness for up to `timeout`.
     fn turn(&self, timeout: Option<Duration>) {
-        self.turn_locked(lock_std(&self.poll), timeout);
+        self.turn_locked(lock_std(&self.poll), timeout, false);
     }
 
-    fn turn_locked(&self, mut guard: MutexGuard<'_, PollState>, timeout: Option<Duration>) {
+    /// [`turn`](Self::turn) under the poll's lock; `for_monitor` when
+    /// another thread than the executor's looks.
+    fn turn_locked(
+        &self,
+        mut guard: MutexGuard<'_, PollState>,
+        timeout: Option<Duration>,
+        for_monitor: bool,
+    ) {
         let (poll, events, woken) = &mut *guard;
         {
             match poll.poll(events, timeout) {
@@ -248,6 +261,14 @@ impl Reactor {
             for event in events.iter() {
                 let token = event.token();
                 if token == WAKE_TOKEN {
+                    // A wake meant for the executor's wait (invariant 5):
+                    // a monitor that took it sends it on, or the executor,
+                    // about to wait, would miss it.
+                    if !for_monitor {
+                        add(&self.counts.wakes_seen, 1);
+                    } else if let Err(error) = self.waker.wake() {
+                        panic!("dinah: the reactor's waker failed: {error}");
+                    }
                     continue;
                 }
                 add(&self.counts.events, 1);
@@ -504,6 +525,19 @@ mod tests {
         );
         reactor.deregister(&mut new, new_token);
         reactor.registry.deregister(&mut old).unwrap();
+    }
+
+    #[test]
+    fn a_wake_a_monitor_took_still_ends_the_executors_next_wait() {
+        let reactor = Reactor::new().unwrap();
+        // Another thread cuts the executor's wait short...
+        reactor.unblock();
+        // ...and a monitor looks at the reactor first, taking the wake.
+        reactor.turn_if_free();
+        // The executor's wait still sees it (without it, this would wait
+        // out its limit and see nothing).
+        reactor.turn(Some(Duration::from_secs(30)));
+        assert_eq!(reactor.counts.wakes_seen.load(Ordering::Relaxed), 1);
     }
 
     #[test]

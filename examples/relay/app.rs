@@ -219,7 +219,9 @@ fn serve(
     // The relay thread: runs the executor (waiting in its reactor when
     // nothing is ready), and does its housekeeping between runs.
     let housekeeping = executor.timer();
-    while !stop.load(Ordering::Relaxed) && !batcher.is_finished() {
+    // (The batcher runs until the stop: the relay's own intake sender,
+    // `watch`, keeps the intake open.)
+    while !stop.load(Ordering::Relaxed) {
         executor.block_on(dinah::time::TimerDriver::sleep(
             housekeeping.clone(),
             config.housekeeping_every,

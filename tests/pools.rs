@@ -437,9 +437,19 @@ impl Drop for ExplodesOnDrop {
 fn a_detached_result_whose_destructor_panics_costs_no_thread<P: Pool>() {
     support::quiet_panics_containing(&[BOOM]);
     let pool = P::build(1, 4);
-    // Its handle is dropped: the result is dropped by the pool, and its
-    // destructor's panic must not take the thread with it.
-    drop(pool.spawn(|| ExplodesOnDrop).unwrap());
+    // Its handle is dropped before it ends (the job waits for that): the
+    // result is dropped by the pool, and its destructor's panic must not
+    // take the thread with it. (Dropped after it ended, the handle would
+    // drop the result itself, on this thread.)
+    let (dropped, handle_gone) = mpsc::channel::<()>();
+    let handle = pool
+        .spawn(move || {
+            handle_gone.recv().unwrap();
+            ExplodesOnDrop
+        })
+        .unwrap();
+    drop(handle);
+    dropped.send(()).unwrap();
     let next = pool.spawn(|| 5).unwrap_or_else(|_| panic!("room"));
     assert_eq!(next.join(), Ok(5), "{}: the thread still serves", P::NAME);
     let report = pool.shutdown(ShutdownPolicy::Drain);

@@ -435,7 +435,9 @@ pub(crate) fn park_on<F: Future>(future: F) -> F::Output {
 }
 
 impl<T> Drop for JoinHandle<T> {
-    /// Detaches the task: its outcome will be dropped when it ends.
+    /// Detaches the task: its outcome will be dropped when it ends, where
+    /// it ends (a pool catches a panic of that drop). If it has already
+    /// ended, its outcome is dropped here, on the dropping thread.
     fn drop(&mut self) {
         self.join.detached.store(true, Ordering::Release);
     }

@@ -162,8 +162,9 @@ impl<'a, M: Measure> Inner<'a, M> {
             return Err(CapacityError::Zero);
         }
         let (_, items) = crate::queue::reserve(config.ingress_capacity)?;
+        let measured = telemetry.is_some();
         let probe = Hook::new(telemetry.map(|telemetry| Box::new(ExecProbe::new(telemetry))));
-        let driver = Arc::new(Driver::new(current()));
+        let driver = Arc::new(Driver::new(current()).measuring(M::MEASURED && measured));
         let timers = Arc::new(HostTimers::new(config.start_paused, Arc::clone(&driver)));
         crate::time::enter(&timers);
         let hub = Arc::new(Hub::new(

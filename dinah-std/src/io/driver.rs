@@ -59,6 +59,9 @@ pub struct Driver<B> {
     state: AtomicUsize,
     thread: Thread,
     blocker: OnceLock<Arc<B>>,
+    /// Whether the executor measures itself (its blocker may then time
+    /// what it hands out).
+    measured: bool,
 }
 
 impl<B: Blocker> Driver<B> {
@@ -69,7 +72,20 @@ impl<B: Blocker> Driver<B> {
             state: AtomicUsize::new(EMPTY),
             thread,
             blocker: OnceLock::new(),
+            measured: false,
         }
+    }
+
+    /// The same, for an executor that measures itself (`measured`).
+    #[must_use]
+    pub fn measuring(mut self, measured: bool) -> Self {
+        self.measured = measured;
+        self
+    }
+
+    /// Whether the executor measures itself.
+    pub fn is_measured(&self) -> bool {
+        self.measured
     }
 
     /// The blocker, once installed.

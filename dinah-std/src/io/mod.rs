@@ -112,7 +112,8 @@ pub struct IoFigures {
     /// call).
     pub reactor_wakes: u64,
     /// From readiness arriving to the operation that used it, in
-    /// microseconds.
+    /// microseconds; kept only by an executor built `with_telemetry` (an
+    /// unmeasured one reads no clock for it, and this stays empty).
     pub ready_to_poll_micros: Log2Histogram<24>,
 }
 
@@ -125,7 +126,9 @@ pub(crate) fn current_reactor() -> io::Result<Arc<Reactor>> {
              to register a socket with",
         )
     })?;
-    handle.driver().install(Reactor::new).map(Arc::clone)
+    let driver = handle.driver();
+    let measured = driver.is_measured();
+    driver.install(|| Reactor::new(measured)).map(Arc::clone)
 }
 
 std::thread_local! {

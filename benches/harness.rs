@@ -134,6 +134,50 @@ pub(crate) struct Options {
     pub(crate) filter: Option<String>,
     /// `--callgrind CONTENDER TIMES`: run one untimed workload and exit.
     pub(crate) callgrind: Option<(String, usize)>,
+    /// `--loaded`: run every case beside one busy thread per core (see
+    /// [`Load`]).
+    pub(crate) loaded: bool,
+}
+
+/// A background load: one thread per core spinning on a flag until the
+/// load is dropped. Both contenders of a case run beside it.
+pub(crate) struct Load {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<u64>>,
+}
+
+impl Load {
+    /// Starts one busy thread per core the OS reports.
+    pub(crate) fn start() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let threads = (0..cores)
+            .map(|_| {
+                let stop = std::sync::Arc::clone(&stop);
+                std::thread::spawn(move || {
+                    let mut spins = 0u64;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        spins = std::hint::black_box(spins.wrapping_add(1));
+                    }
+                    spins
+                })
+            })
+            .collect();
+        Self { stop, threads }
+    }
+
+    pub(crate) fn threads(&self) -> usize {
+        self.threads.len()
+    }
+}
+
+impl Drop for Load {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
 }
 
 impl Options {
@@ -143,6 +187,7 @@ impl Options {
             samples: 11,
             filter: None,
             callgrind: None,
+            loaded: false,
         };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
@@ -162,6 +207,7 @@ impl Options {
                         .expect("--callgrind CONTENDER TIMES");
                     options.callgrind = Some((contender, times));
                 }
+                "--loaded" => options.loaded = true,
                 // `cargo bench` passes this to every harness.
                 "--bench" => {}
                 other if !other.starts_with('-') => options.filter = Some(other.to_owned()),

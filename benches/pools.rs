@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! cargo bench --bench pools                     # every case, 11 samples each
+//! cargo bench --bench pools -- --loaded         # beside one busy thread per core
 //! cargo bench --bench pools -- --samples 21     # more samples
 //! cargo bench --bench pools -- blocking         # only cases whose name contains "blocking"
 //! ```
@@ -346,6 +347,11 @@ fn main() {
     let options = Options::from_args();
     let samples = options.samples;
     println!("# dinah pool benchmarks");
+    // Started before the pools, kept until the end: every case runs beside it.
+    let load = options.loaded.then(harness::Load::start);
+    if let Some(load) = &load {
+        println!("loaded: {} busy threads beside every case", load.threads());
+    }
     println!(
         "available parallelism: {}",
         thread::available_parallelism().map_or(0, |n| n.get())

@@ -686,9 +686,9 @@ impl Engine {
                 break;
             }
         }
-        drop(state);
-        turned_away.into_iter().for_each(WakeBatch::wake);
-        let mut state = lock(&self.state);
+        // Under the same lock as the change to `Stopping`: a thread that
+        // sees the pool shut down (or finishes a task meanwhile) cannot
+        // start a queued task the policy cancels.
         let mut taken = Vec::new();
         if policy == ShutdownPolicy::CancelPending {
             let queue = std::mem::take(&mut state.queue);
@@ -702,6 +702,9 @@ impl Engine {
             state.queued_tasks = 0;
             self.pending.store(state.queue.len(), Ordering::Release);
         }
+        drop(state);
+        turned_away.into_iter().for_each(WakeBatch::wake);
+        let mut state = lock(&self.state);
         self.work.notify_all();
         // Shut down from one of its own threads (the last owner dropped in
         // a task): that thread cannot wait for itself; it leaves when its

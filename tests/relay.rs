@@ -165,29 +165,54 @@ fn intake(ids: &[u64]) -> ScriptedIntake {
     )
 }
 
-#[test]
-fn the_service_batches_retries_a_busy_upstream_with_backoff_records_and_acks_every_event() {
-    let mut upstream = ScriptedUpstream {
-        replies: ["busy", "busy", "ok 1", "ok 2"]
-            .map(|reply| Ok(format!("{reply}\n")))
-            .into(),
-        sent: Vec::new(),
+/// What a scripted run of the service saw.
+struct Scripted {
+    upstream: ScriptedUpstream,
+    clock: RecordingClock,
+    legacy: RecordingLegacy,
+    acks: RecordingAcks,
+    tally: Tally,
+}
+
+/// Runs the service, with no runtime, over events `ids` and an upstream
+/// that replies `replies` in turn.
+fn scripted(ids: &[u64], replies: &[&str]) -> Scripted {
+    let mut run = Scripted {
+        upstream: ScriptedUpstream {
+            replies: replies
+                .iter()
+                .map(|reply| Ok(format!("{reply}\n")))
+                .collect(),
+            sent: Vec::new(),
+        },
+        clock: RecordingClock::default(),
+        legacy: RecordingLegacy::default(),
+        acks: RecordingAcks::default(),
+        tally: Tally::default(),
     };
-    let (clock, legacy, mut acks) = (
-        RecordingClock::default(),
-        RecordingLegacy::default(),
-        RecordingAcks::default(),
-    );
     let tally = Cell::new(Tally::default());
     futures_executor::block_on(ports::run(
-        &mut intake(&[10, 11, 12]),
-        &mut upstream,
-        &legacy,
-        &mut acks,
-        &clock,
+        &mut intake(ids),
+        &mut run.upstream,
+        &run.legacy,
+        &mut run.acks,
+        &run.clock,
         policy(),
         &tally,
     ));
+    run.tally = tally.get();
+    run
+}
+
+#[test]
+fn the_service_batches_retries_a_busy_upstream_with_backoff_records_and_acks_every_event() {
+    let Scripted {
+        upstream,
+        clock,
+        legacy,
+        acks,
+        tally,
+    } = scripted(&[10, 11, 12], &["busy", "busy", "ok 1", "ok 2"]);
     // Two batches (at most two events each); the first sent three times.
     assert_eq!(
         upstream.sent,
@@ -224,7 +249,7 @@ fn the_service_batches_retries_a_busy_upstream_with_backoff_records_and_acks_eve
     );
     assert_eq!(acks.0, [(0, 10, true), (1, 11, true), (0, 12, true)]);
     assert_eq!(
-        tally.get(),
+        tally,
         Tally {
             batches: 2,
             committed: 3,
@@ -235,30 +260,15 @@ fn the_service_batches_retries_a_busy_upstream_with_backoff_records_and_acks_eve
 
 #[test]
 fn an_upstream_busy_past_the_policy_or_rejecting_gets_its_events_nacked() {
-    let mut upstream = ScriptedUpstream {
-        replies: ["busy", "busy", "busy", "reject full"]
-            .map(|reply| Ok(format!("{reply}\n")))
-            .into(),
-        sent: Vec::new(),
-    };
-    let (clock, legacy, mut acks) = (
-        RecordingClock::default(),
-        RecordingLegacy::default(),
-        RecordingAcks::default(),
-    );
-    let tally = Cell::new(Tally::default());
-    futures_executor::block_on(ports::run(
-        &mut intake(&[1, 2, 3]),
-        &mut upstream,
-        &legacy,
-        &mut acks,
-        &clock,
-        policy(),
-        &tally,
-    ));
+    let Scripted {
+        legacy,
+        acks,
+        tally,
+        ..
+    } = scripted(&[1, 2, 3], &["busy", "busy", "busy", "reject full"]);
     assert!(legacy.0.borrow().is_empty(), "nothing was committed");
     assert_eq!(acks.0, [(1, 1, false), (0, 2, false), (1, 3, false)]);
-    assert_eq!(tally.get().failed, 3);
+    assert_eq!(tally.failed, 3);
 }
 
 #[test]
@@ -387,8 +397,7 @@ impl Service {
         let (upstream_addr, store) = upstream::start().unwrap();
         let clock = ManualClock::new();
         let telemetry_clock = clock.clone();
-        let mut config = relay_config(upstream_addr);
-        config.connections = CONNECTIONS;
+        let config = app::Config::loopback(upstream_addr, CONNECTIONS);
         let relay = app::start(config, move |_| {
             TelemetryConfig::new().with_clock(telemetry_clock.clone())
         })
@@ -477,28 +486,6 @@ impl Service {
     fn stop(self) -> app::Report {
         self.store.hold.open();
         self.relay.stop()
-    }
-}
-
-fn relay_config(upstream: SocketAddr) -> app::Config {
-    app::Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        upstream,
-        connections: 1,
-        intake: 8,
-        legacy_permits: 4,
-        legacy_threads: 1,
-        legacy_queue: 8,
-        policy: Policy {
-            max_batch: 4,
-            linger: Duration::from_millis(1),
-            retry: RetryPolicy {
-                attempts: 4,
-                first_backoff: Duration::from_millis(1),
-            },
-        },
-        upstream_timeout: Duration::from_secs(30),
-        housekeeping_every: Duration::from_millis(1),
     }
 }
 

@@ -23,6 +23,7 @@ use dinah::{BlockingPool, LocalExecutor};
 use crate::adapter::{
     ChannelIntake, DinahClock, Faults, PoolLegacy, SocketAcks, TcpUpstream, ingest,
 };
+use crate::domain::RetryPolicy;
 use crate::ports::{Policy, Tally, run};
 
 /// The deployment's choices.
@@ -46,6 +47,34 @@ pub(crate) struct Config {
     pub(crate) upstream_timeout: Duration,
     /// How often the relay thread does its housekeeping between runs.
     pub(crate) housekeeping_every: Duration,
+}
+
+impl Config {
+    /// The example's deployment, on loopback: `connections` producers, an
+    /// intake of 8, 4 legacy calls at once on 1 thread (8 queued),
+    /// batches of up to 4 gathered for 1 ms, 4 attempts from 1 ms of
+    /// backoff, 30 s for the upstream's reply, housekeeping every 1 ms.
+    pub(crate) fn loopback(upstream: SocketAddr, connections: usize) -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            upstream,
+            connections,
+            intake: 8,
+            legacy_permits: 4,
+            legacy_threads: 1,
+            legacy_queue: 8,
+            policy: Policy {
+                max_batch: 4,
+                linger: Duration::from_millis(1),
+                retry: RetryPolicy {
+                    attempts: 4,
+                    first_backoff: Duration::from_millis(1),
+                },
+            },
+            upstream_timeout: Duration::from_secs(30),
+            housekeeping_every: Duration::from_millis(1),
+        }
+    }
 }
 
 /// A running relay: its address, its monitors, its fault switches.

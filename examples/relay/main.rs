@@ -32,37 +32,11 @@ mod upstream;
 
 use std::io::{BufRead, BufReader, Write};
 use std::sync::Arc;
-use std::time::Duration;
 
 use dinah::telemetry::{Recorder, TelemetryConfig, Thresholds};
 
-use crate::domain::RetryPolicy;
-use crate::ports::Policy;
-
 const PRODUCERS: usize = 3;
 const EVENTS: u64 = 30;
-
-pub(crate) fn config(upstream: std::net::SocketAddr, connections: usize) -> app::Config {
-    app::Config {
-        listen: "127.0.0.1:0".parse().expect("an address"),
-        upstream,
-        connections,
-        intake: 8,
-        legacy_permits: 4,
-        legacy_threads: 1,
-        legacy_queue: 8,
-        policy: Policy {
-            max_batch: 4,
-            linger: Duration::from_millis(2),
-            retry: RetryPolicy {
-                attempts: 4,
-                first_backoff: Duration::from_millis(1),
-            },
-        },
-        upstream_timeout: Duration::from_secs(30),
-        housekeeping_every: Duration::from_millis(1),
-    }
-}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -76,9 +50,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The upstream is busy twice, so the retry policy shows.
     store.busy.store(2, std::sync::atomic::Ordering::Relaxed);
     let sink = Arc::clone(&timeline);
-    let relay = app::start(config(upstream_addr, PRODUCERS), move |part| {
-        TelemetryConfig::new().with_sink(sink.source(part))
-    })?;
+    let relay = app::start(
+        app::Config::loopback(upstream_addr, PRODUCERS),
+        move |part| TelemetryConfig::new().with_sink(sink.source(part)),
+    )?;
     println!("relay on {}, upstream on {upstream_addr}", relay.addr);
 
     let producers: Vec<_> = (0..PRODUCERS as u64)

@@ -283,19 +283,11 @@ impl fmt::Debug for TcpStream {
 
 #[cfg(feature = "futures-io")]
 mod traits {
+    //! `futures-io`'s traits, on `&TcpStream` (reads and writes take
+    //! `&self`) and, through it, on `TcpStream`.
     use std::pin::Pin;
 
     use super::{Context, Poll, Shutdown, TcpStream, io};
-
-    impl futures_io::AsyncRead for TcpStream {
-        fn poll_read(
-            self: Pin<&mut Self>,
-            cx: &mut Context<'_>,
-            buf: &mut [u8],
-        ) -> Poll<io::Result<usize>> {
-            TcpStream::poll_read(&self, cx, buf)
-        }
-    }
 
     impl futures_io::AsyncRead for &TcpStream {
         fn poll_read(
@@ -307,24 +299,6 @@ mod traits {
         }
     }
 
-    impl futures_io::AsyncWrite for TcpStream {
-        fn poll_write(
-            self: Pin<&mut Self>,
-            cx: &mut Context<'_>,
-            buf: &[u8],
-        ) -> Poll<io::Result<usize>> {
-            TcpStream::poll_write(&self, cx, buf)
-        }
-        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-            // Nothing is buffered here.
-            Poll::Ready(Ok(()))
-        }
-        /// Shuts down the write half.
-        fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-            Poll::Ready(self.shutdown(Shutdown::Write))
-        }
-    }
-
     impl futures_io::AsyncWrite for &TcpStream {
         fn poll_write(
             self: Pin<&mut Self>,
@@ -333,11 +307,39 @@ mod traits {
         ) -> Poll<io::Result<usize>> {
             TcpStream::poll_write(&self, cx, buf)
         }
+        /// Nothing is buffered here.
         fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
             Poll::Ready(Ok(()))
         }
+        /// Shuts down the write half.
         fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
             Poll::Ready(self.shutdown(Shutdown::Write))
+        }
+    }
+
+    impl futures_io::AsyncRead for TcpStream {
+        fn poll_read(
+            self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &mut [u8],
+        ) -> Poll<io::Result<usize>> {
+            Pin::new(&mut &*self).poll_read(cx, buf)
+        }
+    }
+
+    impl futures_io::AsyncWrite for TcpStream {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            Pin::new(&mut &*self).poll_write(cx, buf)
+        }
+        fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Pin::new(&mut &*self).poll_flush(cx)
+        }
+        fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Pin::new(&mut &*self).poll_close(cx)
         }
     }
 }

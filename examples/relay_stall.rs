@@ -30,7 +30,11 @@ use std::future::{Future, poll_fn};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
+
+#[path = "support/gate.rs"]
+mod gate;
+use gate::Gate;
 use std::task::{Poll, Waker};
 use std::thread;
 use std::time::Duration;
@@ -87,47 +91,6 @@ impl Case {
             Case::BlockedWorker => "blocked-worker",
             Case::BlockingSaturated => "blocking-saturated",
             Case::AdmissionFull => "admission-full",
-        }
-    }
-}
-
-/// A gate threads can be held at: closed, `hold` blocks until `open`.
-#[derive(Default)]
-struct Gate {
-    state: Mutex<(bool, usize)>,
-    changed: Condvar,
-}
-
-impl Gate {
-    fn close(&self) {
-        self.state.lock().unwrap().0 = true;
-    }
-
-    fn open(&self) {
-        self.state.lock().unwrap().0 = false;
-        self.changed.notify_all();
-    }
-
-    /// Blocks while closed; counts the threads that arrived.
-    fn hold(&self) {
-        let mut state = self.state.lock().unwrap();
-        state.1 += 1;
-        self.changed.notify_all();
-        while state.0 {
-            state = self.changed.wait(state).unwrap();
-        }
-    }
-
-    /// How many threads have arrived in all.
-    fn arrivals(&self) -> usize {
-        self.state.lock().unwrap().1
-    }
-
-    /// Waits until `count` threads have arrived in all.
-    fn wait_arrivals(&self, count: usize) {
-        let mut state = self.state.lock().unwrap();
-        while state.1 < count {
-            state = self.changed.wait(state).unwrap();
         }
     }
 }

@@ -7,8 +7,8 @@
 
 use std::future::{Future, poll_fn};
 use std::rc::Rc;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
 use std::task::{Context, Waker};
 use std::time::Duration;
 
@@ -21,46 +21,9 @@ use dinah::time::{TimerDriver, TimerHandle};
 use crate::domain::{Batch, Commit, Event, Failure, parse};
 use crate::ports::{Acks, Clock, Intake, Legacy, Upstream};
 
-/// A gate a fault holds shut; whoever reaches it waits until it opens.
-#[derive(Default)]
-pub(crate) struct Gate {
-    state: Mutex<(bool, usize)>,
-    changed: Condvar,
-}
-
-impl Gate {
-    pub(crate) fn close(&self) {
-        self.state.lock().unwrap().0 = true;
-    }
-
-    pub(crate) fn open(&self) {
-        self.state.lock().unwrap().0 = false;
-        self.changed.notify_all();
-    }
-
-    /// Waits while the gate is shut; counts the arrivals.
-    pub(crate) fn pass(&self) {
-        let mut state = self.state.lock().unwrap();
-        state.1 += 1;
-        self.changed.notify_all();
-        while state.0 {
-            state = self.changed.wait(state).unwrap();
-        }
-    }
-
-    /// How many have arrived so far.
-    pub(crate) fn arrivals(&self) -> usize {
-        self.state.lock().unwrap().1
-    }
-
-    /// Waits until `n` have arrived in all.
-    pub(crate) fn wait_arrivals(&self, n: usize) {
-        let mut state = self.state.lock().unwrap();
-        while state.1 < n {
-            state = self.changed.wait(state).unwrap();
-        }
-    }
-}
+#[path = "../support/gate.rs"]
+mod gate;
+pub(crate) use gate::Gate;
 
 /// The faults an incident drill can switch on.
 #[derive(Default)]
@@ -79,7 +42,7 @@ pub(crate) struct Faults {
 
 /// The legacy system's call: blocking, slow when its gate is shut.
 pub(crate) fn legacy_call(faults: &Faults, commit: &Commit) -> Result<(), String> {
-    faults.legacy.pass();
+    faults.legacy.hold();
     if commit.ids.is_empty() {
         return Err("an empty commit".to_owned());
     }

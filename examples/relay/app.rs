@@ -256,7 +256,7 @@ fn serve(
             config.housekeeping_every,
         ));
         *intake_figures.lock().unwrap() = watch.figures();
-        faults.housekeeping.pass();
+        faults.housekeeping.hold();
     }
     drop(watch);
     drop(batcher);

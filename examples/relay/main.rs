@@ -11,7 +11,7 @@
 //! | `ports.rs` | the async operations the service needs (clock, upstream, legacy, intake, acks) and the service's loop over them | domain types, futures |
 //! | `adapter.rs` | sockets, timers, channels, the blocking bridge, the fault switches | dinah |
 //! | `app.rs` | the runtime (built once), every task (named), the budgets, shutdown | every part |
-//! | `upstream.rs` | a stand-in for the upstream store, on an executor of its own | the adapter's `Gate` |
+//! | `upstream.rs` | a stand-in for the upstream store, on an executor of its own | the drills' `Gate` (`examples/support/gate.rs`) |
 //!
 //! ```sh
 //! cargo run --example relay                       # 3 producers, 30 events each

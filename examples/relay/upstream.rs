@@ -65,7 +65,7 @@ pub(crate) fn start() -> std::io::Result<(SocketAddr, Arc<Store>)> {
                             buffer.extend_from_slice(&chunk[..n]);
                         }
                         drop_lines(&mut buffer, count);
-                        store.hold.pass();
+                        store.hold.hold();
                         let reply = if store
                             .busy
                             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {

@@ -30,7 +30,7 @@ async fn hello(request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infa
 }
 
 /// Accepts connections forever, one task each.
-async fn serve(listener: TcpListener, spawner: LocalSpawner<'static>) -> std::io::Result<()> {
+async fn serve(listener: TcpListener, spawner: LocalSpawner<'_>) -> std::io::Result<()> {
     let timer = HyperTimer::new(dinah::time::current());
     loop {
         let (stream, _) = listener.accept().await?;
@@ -53,7 +53,7 @@ async fn serve(listener: TcpListener, spawner: LocalSpawner<'static>) -> std::io
 async fn get(
     addr: SocketAddr,
     path: &str,
-    spawner: &LocalSpawner<'static>,
+    spawner: &LocalSpawner<'_>,
 ) -> Result<String, Box<dyn std::error::Error>> {
     let stream = TcpStream::connect(addr).await?;
     let (mut sender, connection) = hyper::client::conn::http1::handshake(HyperIo(stream)).await?;
@@ -83,8 +83,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         [] => None,
         _ => return Err("usage: http_server [--serve ADDR]".into()),
     };
-    // Leaked once: the spawner of a program-long executor.
-    let executor: &'static LocalExecutor<'static> = Box::leak(Box::new(LocalExecutor::new()));
+    let executor = LocalExecutor::new();
     let listener = TcpListener::bind(serve_at.unwrap_or_else(|| "127.0.0.1:0".parse().unwrap()))?;
     let addr = listener.local_addr()?;
     let spawner = executor.local_spawner();

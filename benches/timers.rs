@@ -13,7 +13,9 @@
 //!   round, medians over the rounds. tokio rounds deadlines up to whole
 //!   milliseconds, dinah to microseconds.
 //!
-//! `cargo bench --bench timers [-- FILTER] [--samples N]`.
+//! `cargo bench --bench timers [-- FILTER] [--samples N]`; `--callgrind
+//! CONTENDER TIMES` runs one contender's create+poll+drop loop untimed
+//! (for `valgrind --tool=callgrind`) and exits.
 
 use std::cell::RefCell;
 use std::future::{Future, poll_fn};
@@ -211,8 +213,43 @@ fn expiry_lag(options: &Options) -> Option<(f64, f64)> {
     Some((p50, p99))
 }
 
+/// `--callgrind`: `times` loops of [`SLEEPS`] sleeps made, polled once and
+/// dropped, untimed.
+fn callgrind(contender: &str, times: usize) {
+    let sleeps = |d: &LocalExecutor| {
+        d.block_on(async {
+            for _ in 0..SLEEPS {
+                poll_once(time::sleep(Duration::from_secs(1))).await;
+            }
+        });
+    };
+    match contender {
+        "dinah" => {
+            let dinah = LocalExecutor::new();
+            for _ in 0..times {
+                sleeps(&dinah);
+            }
+        }
+        "tokio" => {
+            let tokio = tokio_runtime();
+            for _ in 0..times {
+                tokio.block_on(async {
+                    for _ in 0..SLEEPS {
+                        poll_once(tokio::time::sleep(Duration::from_secs(1))).await;
+                    }
+                });
+            }
+        }
+        other => panic!("no contender {other}: dinah or tokio"),
+    }
+}
+
 fn main() {
     let options = Options::from_args();
+    if let Some((contender, times)) = &options.callgrind {
+        callgrind(contender, *times);
+        return;
+    }
     println!("# dinah timer benchmarks");
     create_poll_drop(&options);
     expiry_lag(&options);

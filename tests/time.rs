@@ -3,13 +3,15 @@
 //! under a timeout, many timers on virtual time, and the free functions'
 //! rule about which executor's timers they use.
 
-use std::sync::{Arc, Barrier};
-use std::task::{Context, Poll, Waker};
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
 use std::time::Duration;
 
 use dinah::executor::ExecutorConfig;
-use dinah::time::{self, Elapsed, MissedTicks, TimerDriver};
+use dinah::time::{self, Elapsed, MissedTicks, TimerDriver, TimerHandle};
 use dinah::{CoreConfig, LocalExecutor, WorkerPool};
 
 fn paused() -> LocalExecutor<'static> {
@@ -243,4 +245,68 @@ fn the_free_functions_use_the_executor_entered_on_this_thread() {
         message.contains("no LocalExecutor was made or entered on this thread"),
         "{message}"
     );
+}
+
+/// A waker that counts its wakes and, when its last clone goes, asks the
+/// timers for their figures: dropped while the timers are locked, it would
+/// never return.
+struct Reaching {
+    timer: Mutex<Option<TimerHandle>>,
+    dropped: Arc<AtomicUsize>,
+}
+
+impl Wake for Reaching {
+    fn wake(self: Arc<Self>) {}
+}
+
+impl Drop for Reaching {
+    fn drop(&mut self) {
+        if let Some(timer) = self.timer.lock().unwrap().take() {
+            let _ = timer.figures();
+        }
+        self.dropped.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn reaching(timer: &TimerHandle) -> (Waker, Arc<AtomicUsize>) {
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let waker = Waker::from(Arc::new(Reaching {
+        timer: Mutex::new(Some(timer.clone())),
+        dropped: Arc::clone(&dropped),
+    }));
+    (waker, dropped)
+}
+
+#[test]
+fn a_task_s_waker_stays_with_its_timer_entry_until_the_executor_goes() {
+    let executor = paused();
+    let timer = executor.timer();
+    let (waker, dropped) = reaching(&timer);
+    let mut cx = Context::from_waker(&waker);
+    for _ in 0..3 {
+        let mut sleep = std::pin::pin!(timer.clone().sleep(Duration::from_secs(60)));
+        assert!(sleep.as_mut().poll(&mut cx).is_pending());
+    }
+    assert_eq!(timer.figures().cancelled, 3);
+    // The entry kept the waker: dropping ours leaves one clone alive.
+    drop(waker);
+    assert_eq!(dropped.load(Ordering::SeqCst), 0, "kept by the entry");
+    // Another task's waker takes the entry over; the kept one is dropped
+    // once the timers are let go (its drop reaches them, and returns).
+    let (second, second_dropped) = reaching(&timer);
+    {
+        let mut sleep = std::pin::pin!(timer.clone().sleep(Duration::from_secs(60)));
+        assert!(
+            sleep
+                .as_mut()
+                .poll(&mut Context::from_waker(&second))
+                .is_pending()
+        );
+        assert_eq!(dropped.load(Ordering::SeqCst), 1, "replaced and dropped");
+    }
+    drop(second);
+    assert_eq!(second_dropped.load(Ordering::SeqCst), 0, "kept again");
+    // The executor's end lets kept wakers go, outside the timers' lock.
+    drop(executor);
+    assert_eq!(second_dropped.load(Ordering::SeqCst), 1);
 }

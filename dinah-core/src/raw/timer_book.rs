@@ -35,6 +35,16 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
         &self.wheel
     }
 
+    /// The wheel's store, to change (see [`Wheel::store_mut`]).
+    pub fn store_mut(&mut self) -> &mut S {
+        self.wheel.store_mut()
+    }
+
+    /// See [`Wheel::forget_kept_wakers`].
+    pub fn forget_kept_wakers(&mut self, each: impl FnMut(Waker)) {
+        self.wheel.forget_kept_wakers(each);
+    }
+
     /// The figures so far, with the number armed now.
     #[must_use]
     pub fn figures(&self) -> TimerFigures {
@@ -90,10 +100,11 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
     /// reached is armed, and fires at the next [`expire`](Self::expire)).
     /// The key is `None` when the store is full (counted as refused).
     pub fn start(&mut self, deadline: u64, waker: &Waker) -> (Option<TimerKey>, Poll<()>) {
-        let Some(key) = self.reserve() else {
+        let Some((key, armed)) = self.wheel.start(deadline, waker) else {
+            self.figures.refused = self.figures.refused.saturating_add(1);
             return (None, Poll::Pending);
         };
-        match self.wheel.arm(key, deadline, waker) {
+        match armed {
             Armed::Waiting => (Some(key), Poll::Pending),
             Armed::Due | Armed::Fired | Armed::Stale => {
                 self.count_fired(1);

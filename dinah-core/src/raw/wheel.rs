@@ -95,6 +95,27 @@ pub trait TimerStore<I: WheelIndex> {
     fn entries_mut(&mut self) -> &mut [TimerEntry<I>];
     /// Adds one vacant entry at the end and says so; a fixed store cannot.
     fn grow(&mut self) -> bool;
+
+    /// Whether a released entry keeps its waker (`false` unless the store
+    /// says so).
+    ///
+    /// Kept, the waker is not dropped at release, and an entry reused by
+    /// the same task does not clone it again (`Waker::will_wake`): a task
+    /// that makes and drops timers in a loop pays no waker clone or drop.
+    /// The cost: each vacant entry keeps the last waker it held (and what
+    /// that waker keeps alive) until the entry is reused, the kept wakers
+    /// are forgotten ([`Wheel::forget_kept_wakers`]), or the wheel is
+    /// dropped. A kept waker is never woken.
+    fn keeps_wakers(&self) -> bool {
+        false
+    }
+
+    /// Takes a waker that an arm replaced in an entry. By default it is
+    /// dropped at once, inside whatever lock the owner holds; a store can
+    /// keep it for the owner to drop after letting go.
+    fn replaced(&mut self, waker: Waker) {
+        drop(waker);
+    }
 }
 
 impl<I: WheelIndex, const T: usize> TimerStore<I> for [TimerEntry<I>; T] {
@@ -226,6 +247,43 @@ impl<S: TimerStore<I>, I: WheelIndex> Wheel<S, I> {
         }
     }
 
+    /// The store, to read.
+    #[must_use]
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// The store, to change (its entries are the wheel's: only what the
+    /// store keeps beside them is the owner's).
+    pub fn store_mut(&mut self) -> &mut S {
+        &mut self.store
+    }
+
+    /// Hands each waker kept by a vacant entry to `each` (to drop where
+    /// the owner likes), leaving none kept.
+    pub fn forget_kept_wakers(&mut self, mut each: impl FnMut(Waker)) {
+        for entry in self.store.entries_mut() {
+            if entry.state == State::Vacant
+                && let Some(waker) = entry.waker.take()
+            {
+                each(waker);
+            }
+        }
+    }
+
+    /// Keeps `waker` in entry `index`, unless the entry's waker already
+    /// wakes the same task; the one replaced goes to the store
+    /// ([`TimerStore::replaced`]).
+    #[inline(always)]
+    fn set_waker(&mut self, index: usize, waker: &Waker) {
+        let entry = self.entry_mut(index);
+        if !entry.waker.as_ref().is_some_and(|w| w.will_wake(waker))
+            && let Some(old) = entry.waker.replace(waker.clone())
+        {
+            self.store.replaced(old);
+        }
+    }
+
     /// The wheel's time: the latest time given to [`expire`](Self::expire)
     /// (0 before the first).
     #[must_use]
@@ -273,6 +331,26 @@ impl<S: TimerStore<I>, I: WheelIndex> Wheel<S, I> {
         })
     }
 
+    /// [`reserve`](Self::reserve) and [`arm`](Self::arm) in one step, for a
+    /// timer's first poll: a fresh entry armed for `deadline` to wake
+    /// `waker` ([`Armed::Waiting`]), or left reserved when the deadline is
+    /// not after the wheel's time ([`Armed::Due`]). `None` when the store is
+    /// full and cannot grow.
+    pub fn start(&mut self, deadline: u64, waker: &Waker) -> Option<(TimerKey, Armed)> {
+        let key = self.reserve()?;
+        if deadline <= self.elapsed {
+            return Some((key, Armed::Due));
+        }
+        let index = key.index as usize;
+        let entry = self.entry_mut(index);
+        entry.deadline = deadline;
+        entry.state = State::Armed;
+        self.set_waker(index, waker);
+        self.armed += 1;
+        self.link(index);
+        Some((key, Armed::Waiting))
+    }
+
     /// Arms `key`'s timer for `deadline`, to wake `waker` (a clone is kept,
     /// and replaced only when it would wake another task). Re-arming with
     /// another deadline moves it; a timer that fired is only reported.
@@ -282,9 +360,7 @@ impl<S: TimerStore<I>, I: WheelIndex> Wheel<S, I> {
         };
         let entry = self.entry_mut(index);
         if entry.state == State::Armed && entry.deadline == deadline {
-            if !entry.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
-                entry.waker = Some(waker.clone());
-            }
+            self.set_waker(index, waker);
             return Armed::Waiting;
         }
         if self.settle(key) == Some(false) {
@@ -296,9 +372,7 @@ impl<S: TimerStore<I>, I: WheelIndex> Wheel<S, I> {
         let entry = self.entry_mut(index);
         entry.deadline = deadline;
         entry.state = State::Armed;
-        if !entry.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
-            entry.waker = Some(waker.clone());
-        }
+        self.set_waker(index, waker);
         self.armed += 1;
         self.link(index);
         Armed::Waiting
@@ -327,8 +401,9 @@ impl<S: TimerStore<I>, I: WheelIndex> Wheel<S, I> {
 
     /// Gives `key`'s entry back: an armed timer is cancelled (and `true`
     /// returned), a fired one's waker is forgotten. Returns the waker the
-    /// entry held, for the caller to drop after letting go of any lock. A
-    /// stale key changes nothing.
+    /// entry held, for the caller to drop after letting go of any lock, or
+    /// `None` when the store [keeps wakers](TimerStore::keeps_wakers) (the
+    /// entry keeps it). A stale key changes nothing.
     pub fn release(&mut self, key: TimerKey) -> (bool, Option<Waker>) {
         let Some(index) = self.index_of(key) else {
             return (false, None);
@@ -338,12 +413,12 @@ impl<S: TimerStore<I>, I: WheelIndex> Wheel<S, I> {
             self.armed -= 1;
         }
         self.unlink(index);
-        let free = self.free;
+        let (free, keep) = (self.free, self.store.keeps_wakers());
         let entry = self.entry_mut(index);
         entry.state = State::Vacant;
         entry.generation = entry.generation.wrapping_add(1);
         entry.next = free;
-        let waker = entry.waker.take();
+        let waker = if keep { None } else { entry.waker.take() };
         self.free = I::of(index);
         (was_armed, waker)
     }
@@ -699,6 +774,76 @@ mod tests {
         );
         assert!(wheel.release(keys[2]).0, "cancelled while armed");
         assert_eq!(wheel.next_expiry(), None);
+    }
+
+    /// A store of 4 entries that keeps wakers while `keep` says so, and
+    /// keeps the replaced one for the test.
+    struct Keeping {
+        entries: [TimerEntry<u16>; 4],
+        keep: bool,
+        replaced: Option<Waker>,
+    }
+
+    impl TimerStore<u16> for Keeping {
+        fn entries(&self) -> &[TimerEntry<u16>] {
+            &self.entries
+        }
+        fn entries_mut(&mut self) -> &mut [TimerEntry<u16>] {
+            &mut self.entries
+        }
+        fn grow(&mut self) -> bool {
+            false
+        }
+        fn keeps_wakers(&self) -> bool {
+            self.keep
+        }
+        fn replaced(&mut self, waker: Waker) {
+            assert!(self.replaced.replace(waker).is_none(), "taken each time");
+        }
+    }
+
+    #[test]
+    fn a_store_that_keeps_wakers_gets_them_reused_and_replaced_ones_handed_over() {
+        let mut wheel = Wheel::new(Keeping {
+            entries: [const { TimerEntry::VACANT }; 4],
+            keep: true,
+            replaced: None,
+        });
+        let ((mine, my_count), (other, _)) = (waker(), waker());
+        // One strong count for `my_count`, one for `mine`, one per clone.
+        let clones = || Arc::strong_count(&my_count) - 2;
+        let (key, armed) = wheel.start(100, &mine).unwrap();
+        assert_eq!(armed, Armed::Waiting);
+        assert_eq!(clones(), 1);
+        assert!(
+            matches!(wheel.release(key), (true, None)),
+            "the entry keeps it"
+        );
+        assert_eq!(clones(), 1);
+        // The same task again: the entry it reuses still holds its waker,
+        // so nothing was cloned or replaced.
+        let (key, _) = wheel.start(200, &mine).unwrap();
+        assert!(wheel.store().replaced.is_none());
+        assert_eq!(clones(), 1, "not cloned again");
+        assert!(matches!(wheel.release(key), (true, None)));
+        // Another task: the kept waker goes to the store, not dropped.
+        let (key, _) = wheel.start(300, &other).unwrap();
+        let replaced = wheel.store_mut().replaced.take().expect("handed over");
+        assert!(replaced.will_wake(&mine));
+        drop(replaced);
+        assert_eq!(clones(), 0);
+        let _ = wheel.release(key);
+        let mut forgotten = Vec::new();
+        wheel.forget_kept_wakers(|w| forgotten.push(w));
+        assert_eq!(forgotten.len(), 1);
+        assert!(forgotten[0].will_wake(&other));
+        // Not keeping: a release hands the waker back at once.
+        wheel.store_mut().keep = false;
+        let (key, _) = wheel.start(400, &mine).unwrap();
+        assert!(wheel.release(key).1.is_some_and(|w| w.will_wake(&mine)));
+        let mut none = 0;
+        wheel.forget_kept_wakers(|_| none += 1);
+        assert_eq!(none, 0);
     }
 
     #[test]

@@ -438,6 +438,7 @@ impl<M: Measure> Drop for LocalExecutor<'_, M> {
         if !self.inner.running.get() && !self.inner.closed.get() {
             self.inner.shutdown();
         }
+        self.inner.hub.timers.stop_keeping_wakers();
     }
 }
 

@@ -165,7 +165,11 @@ impl<'a, M: Measure> Inner<'a, M> {
         let measured = telemetry.is_some();
         let probe = Hook::new(telemetry.map(|telemetry| Box::new(ExecProbe::new(telemetry))));
         let driver = Arc::new(Driver::new(current()).measuring(M::MEASURED && measured));
-        let timers = Arc::new(HostTimers::new(config.start_paused, Arc::clone(&driver)));
+        let timers = Arc::new(HostTimers::new(
+            config.start_paused,
+            Arc::clone(&driver),
+            M::MEASURED && measured,
+        ));
         crate::time::enter(&timers);
         let hub = Arc::new(Hub::new(
             driver,
@@ -557,6 +561,7 @@ impl<'a, M: Measure> Inner<'a, M> {
                 header.cell.set_life(Life::Failed);
             }
         }
+        self.hub.timers.stop_keeping_wakers();
         if M::MEASURED {
             resume_hook_panic();
         }

@@ -14,15 +14,31 @@
 //! [`Interval`]) over a [`TimerHandle`]; the
 //! free functions here find the handle of the executor that runs on this
 //! thread.
+//!
+//! # What a timer costs
+//!
+//! A sleep made, polled once and dropped on its executor's thread (the
+//! timeout that did not fire) reads the clock once and takes the store's
+//! lock twice, and touches no reference count in the common case:
+//!
+//! - the lock is a spin lock whose unlock is a plain store (a thread that
+//!   finds it held yields; it is held only for the wheel's O(1) work, never
+//!   while user code runs);
+//! - a released entry keeps its task's waker, so the task's next timer in
+//!   that entry needs no waker clone (kept wakers are let go when the
+//!   executor ends; a waker an entry replaces is dropped after the lock);
+//! - a handle dropped on the thread of its (current) executor is kept for
+//!   the next [`current`] (a few per thread), so the free functions do not
+//!   count references either.
 #![forbid(unsafe_code)]
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::future::Future;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Waker};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use dinah_core::raw::{TimerBook, TimerEntry, TimerKey, TimerStore};
 use dinah_core::telemetry::Clock;
@@ -31,7 +47,7 @@ use dinah_core::time::{
 };
 
 use crate::io::HostDriver;
-use crate::telemetry::{ManualClock, StdClock};
+use crate::telemetry::ManualClock;
 
 /// Wakers taken per lock when timers fire; woken after it is let go.
 const WAKE_BATCH: usize = 32;
@@ -39,33 +55,63 @@ const WAKE_BATCH: usize = 32;
 /// Lag above which a completion counts as late unless configured: 1 ms.
 const DEFAULT_LATE_AFTER_MICROS: u64 = 1_000;
 
-/// A timer store that grows.
+/// A timer store that grows, and whose released entries keep their wakers
+/// while its executor lives (see [`TimerStore::keeps_wakers`]).
 #[derive(Debug, Default)]
-struct Growing(Vec<TimerEntry<u32>>);
+struct Growing {
+    entries: Vec<TimerEntry<u32>>,
+    /// Whether released entries keep their wakers: on while the executor
+    /// lives (a task that makes timers in a loop finds its waker still in
+    /// the entry it reuses: no clone, no drop), off once it ended (see
+    /// `HostTimers::stop_keeping_wakers`).
+    keep: bool,
+    /// The waker the latest arm replaced, to drop once the lock is let go.
+    replaced: Option<Waker>,
+}
 
 impl TimerStore<u32> for Growing {
     fn entries(&self) -> &[TimerEntry<u32>] {
-        &self.0
+        &self.entries
     }
     fn entries_mut(&mut self) -> &mut [TimerEntry<u32>] {
-        &mut self.0
+        &mut self.entries
     }
     fn grow(&mut self) -> bool {
-        self.0.push(TimerEntry::VACANT);
+        self.entries.push(TimerEntry::VACANT);
         true
+    }
+    fn keeps_wakers(&self) -> bool {
+        self.keep
+    }
+    fn replaced(&mut self, waker: Waker) {
+        // At most one arm per lock: the lock's holder takes it.
+        self.replaced = Some(waker);
     }
 }
 
 /// The clock of an executor's timers.
 #[derive(Clone, Debug)]
 enum TimerClock {
-    Real(StdClock),
+    /// The host's monotonic clock, from this origin.
+    Real(Instant),
     Paused(ManualClock),
 }
 
+/// The lock over an executor's timer store: a spin lock that yields its
+/// thread while another holds it.
+///
+/// Why not `std::sync::Mutex`: its unlock is an atomic swap (it must learn
+/// whether a thread sleeps on the lock), and a timer made, polled and
+/// dropped takes the lock twice; this lock's unlock is a plain store.
+/// Every hold is short and never runs user code (wakers are woken and
+/// dropped after the lock is let go), and nearly every lock comes from the
+/// executor's own thread, so a thread that finds it held yields rather
+/// than sleeps.
+type BookLock = spin::mutex::SpinMutex<TimerBook<Growing, u32>, spin::relax::Yield>;
+
 /// One executor's timers: the store, its clock and its next expiry.
 pub(crate) struct HostTimers {
-    book: Mutex<TimerBook<Growing, u32>>,
+    book: BookLock,
     clock: TimerClock,
     /// When the store next has work (`u64::MAX`: nothing armed), readable
     /// without the lock. It may be early, never late.
@@ -73,34 +119,61 @@ pub(crate) struct HostTimers {
     /// Where the executor's thread waits until `next`: a timer armed
     /// earlier than that cuts the wait short.
     driver: Arc<HostDriver>,
+    /// Whether the executor's telemetry reads what each poll armed
+    /// (`take_armed`); an unmeasured executor's polls do not note it.
+    noting: bool,
 }
 
 impl HostTimers {
-    pub(crate) fn new(paused: bool, driver: Arc<HostDriver>) -> Self {
-        let mut book = TimerBook::new(Growing::default());
+    pub(crate) fn new(paused: bool, driver: Arc<HostDriver>, noting: bool) -> Self {
+        let mut book = TimerBook::new(Growing {
+            keep: true,
+            ..Growing::default()
+        });
         book.set_late_after(DEFAULT_LATE_AFTER_MICROS);
         Self {
-            book: Mutex::new(book),
+            book: BookLock::new(book),
             clock: if paused {
                 TimerClock::Paused(ManualClock::new())
             } else {
-                TimerClock::Real(StdClock::new())
+                TimerClock::Real(Instant::now())
             },
             next: AtomicU64::new(u64::MAX),
             driver,
+            noting,
         }
     }
 
     fn now(&self) -> u64 {
-        let nanos = match &self.clock {
-            TimerClock::Real(clock) => clock.now(),
-            TimerClock::Paused(clock) => clock.now(),
-        };
-        nanos / 1_000
+        match &self.clock {
+            // Whole microseconds straight from the `Duration`: no 128-bit
+            // nanoseconds on the way.
+            TimerClock::Real(origin) => {
+                let since = origin.elapsed();
+                since
+                    .as_secs()
+                    .saturating_mul(1_000_000)
+                    .saturating_add(u64::from(since.subsec_micros()))
+            }
+            TimerClock::Paused(clock) => clock.now() / 1_000,
+        }
     }
 
     fn with<R>(&self, f: impl FnOnce(&mut TimerBook<Growing, u32>) -> R) -> R {
-        f(&mut self.book.lock().unwrap_or_else(PoisonError::into_inner))
+        f(&mut self.book.lock())
+    }
+
+    /// Stops vacant entries keeping their wakers and drops those they
+    /// kept, once the executor has dropped its tasks: a kept waker of the
+    /// executor's own tasks keeps the executor's shared state alive, and
+    /// with it these timers.
+    pub(crate) fn stop_keeping_wakers(&self) {
+        let mut kept = Vec::new();
+        self.with(|book| {
+            book.store_mut().keep = false;
+            book.forget_kept_wakers(|waker| kept.push(waker));
+        });
+        drop(kept);
     }
 
     /// Notes, under the lock, that a timer was armed for `deadline`: the
@@ -206,26 +279,40 @@ impl HostTimers {
 /// [`start_paused`](crate::executor::ExecutorConfig::start_paused), a
 /// clock that moves only when the executor is idle (to the next deadline)
 /// or when [`advance`](Self::advance) moves it.
-#[derive(Clone)]
+///
+/// A handle of the current executor dropped on its thread is kept for the
+/// next [`current`] (up to a few per thread), so a task that makes timers
+/// in a loop pays no reference count for their handles.
 pub struct TimerHandle {
-    timers: Arc<HostTimers>,
+    /// `Some` until the handle's drop takes it, to keep it for reuse.
+    shared: Option<Arc<HostTimers>>,
 }
 
 impl TimerHandle {
     pub(crate) fn new(timers: Arc<HostTimers>) -> Self {
-        Self { timers }
+        Self {
+            shared: Some(timers),
+        }
+    }
+
+    #[inline]
+    fn timers(&self) -> &Arc<HostTimers> {
+        match &self.shared {
+            Some(timers) => timers,
+            None => taken(),
+        }
     }
 
     /// The clock's reading, in microseconds.
     #[must_use]
     pub fn now(&self) -> u64 {
-        self.timers.now()
+        self.timers().now()
     }
 
     /// Whether the clock is paused (virtual).
     #[must_use]
     pub fn is_paused(&self) -> bool {
-        matches!(self.timers.clock, TimerClock::Paused(_))
+        matches!(self.timers().clock, TimerClock::Paused(_))
     }
 
     /// Moves a paused clock forward by `by`. Timers that come due fire at
@@ -235,7 +322,7 @@ impl TimerHandle {
     ///
     /// [`ClockNotPaused`] when the clock is the real one.
     pub fn advance(&self, by: Duration) -> Result<(), ClockNotPaused> {
-        match &self.timers.clock {
+        match &self.timers().clock {
             TimerClock::Paused(clock) => {
                 clock.advance(by);
                 Ok(())
@@ -247,24 +334,24 @@ impl TimerHandle {
     /// The timers' figures: armed, fired, cancelled, refused, late, lag.
     #[must_use]
     pub fn figures(&self) -> TimerFigures {
-        self.timers.figures()
+        self.timers().figures()
     }
 
     /// The executor's driver (its reactor, once it has one).
     pub(crate) fn driver(&self) -> &Arc<HostDriver> {
-        &self.timers.driver
+        &self.timers().driver
     }
 
     /// Whether two handles reach the same timers.
     #[must_use]
     pub fn same_timers(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.timers, &other.timers)
+        Arc::ptr_eq(self.timers(), other.timers())
     }
 }
 
 impl TimerDriver for TimerHandle {
     fn now(&self) -> u64 {
-        self.timers.now()
+        self.timers().now()
     }
 
     fn ticks_per_second(&self) -> u64 {
@@ -272,33 +359,40 @@ impl TimerDriver for TimerHandle {
     }
 
     fn reserve(&self) -> Option<TimerKey> {
-        self.timers.with(TimerBook::reserve)
+        self.timers().with(TimerBook::reserve)
     }
 
     fn poll_deadline(&self, key: TimerKey, deadline: u64, cx: &mut Context<'_>) -> Poll<()> {
-        let now = self.timers.now();
-        let poll = self.timers.with(|book| {
+        let now = self.timers().now();
+        let (poll, replaced) = self.timers().with(|book| {
             let poll = book.poll(key, deadline, now, 1_000_000, cx.waker());
             if poll.is_pending() {
-                self.timers.armed_for(deadline);
+                self.timers().armed_for(deadline);
             }
-            poll
+            (poll, book.store_mut().replaced.take())
         });
-        if poll.is_pending() {
+        drop(replaced);
+        if poll.is_pending() && self.timers().noting {
             note_armed(deadline.saturating_sub(now));
         }
         poll
     }
 
     fn start(&self, deadline: u64, cx: &mut Context<'_>) -> (Option<TimerKey>, Poll<()>) {
-        let (key, poll, wheel_time) = self.timers.with(|book| {
+        let (key, poll, wheel_time, replaced) = self.timers().with(|book| {
             let (key, poll) = book.start(deadline, cx.waker());
             if key.is_some() && poll.is_pending() {
-                self.timers.armed_for(deadline);
+                self.timers().armed_for(deadline);
             }
-            (key, poll, book.wheel().elapsed())
+            (
+                key,
+                poll,
+                book.wheel().elapsed(),
+                book.store_mut().replaced.take(),
+            )
         });
-        if key.is_some() && poll.is_pending() {
+        drop(replaced);
+        if key.is_some() && poll.is_pending() && self.timers().noting {
             // Against the wheel's time, a lower bound of the clock: the
             // telemetry may think the timer due a little later than it is.
             note_armed(deadline.saturating_sub(wheel_time));
@@ -307,8 +401,46 @@ impl TimerDriver for TimerHandle {
     }
 
     fn release(&self, key: TimerKey) {
-        let waker = self.timers.with(|book| book.release(key));
+        let waker = self.timers().with(|book| book.release(key));
         drop(waker);
+    }
+}
+
+/// A handle's timers were used after its drop took them: not reachable
+/// (only `drop` takes them).
+#[cold]
+fn taken() -> ! {
+    unreachable!("dinah: a timer handle's timers were taken by its drop")
+}
+
+impl Clone for TimerHandle {
+    fn clone(&self) -> Self {
+        Self::new(Arc::clone(self.timers()))
+    }
+}
+
+impl Drop for TimerHandle {
+    /// Keeps the reference for the next [`current`] when these are this
+    /// thread's current timers and fewer than eight are kept; otherwise
+    /// lets it go.
+    fn drop(&mut self) {
+        let Some(timers) = self.shared.take() else {
+            return;
+        };
+        // Moved into the closure: dropped with it when it is not kept (or
+        // when the thread-locals are gone and it never runs).
+        let _ = CURRENT.try_with(move |current| {
+            // Borrowed already: this drop runs inside `enter` or `leave`.
+            if let Ok(mut current) = current.try_borrow_mut()
+                && current.spares.len() < SPARES
+                && current
+                    .timers
+                    .as_ref()
+                    .is_some_and(|now| Arc::ptr_eq(now, &timers))
+            {
+                current.spares.push(timers);
+            }
+        });
     }
 }
 
@@ -340,8 +472,48 @@ std::thread_local! {
     static ARMED: Cell<u64> = const { Cell::new(u64::MAX) };
 
     /// The timers of the executor made or entered last on this thread,
-    /// until it is dropped.
-    static CURRENT: RefCell<Option<TimerHandle>> = const { RefCell::new(None) };
+    /// until it is dropped, and spare references to them.
+    static CURRENT: RefCell<Current> = const {
+        RefCell::new(Current {
+            timers: None,
+            spares: Vec::new(),
+        })
+    };
+}
+
+/// References to this thread's current timers kept by dropped handles, at
+/// most.
+const SPARES: usize = 8;
+
+/// This thread's current timers.
+struct Current {
+    timers: Option<Arc<HostTimers>>,
+    /// References to `timers` that dropped handles left, for the next
+    /// handles to take: a handle made and dropped on this thread then
+    /// touches no reference count. All point to `timers`.
+    spares: Vec<Arc<HostTimers>>,
+}
+
+/// What [`Current::replace`] let go, for the caller to drop after the
+/// thread-local is no longer borrowed.
+type LetGo = (Option<Arc<HostTimers>>, Vec<Arc<HostTimers>>);
+
+impl Current {
+    /// A handle to the current timers, from a spare reference if there is
+    /// one.
+    fn handle(&mut self) -> Option<TimerHandle> {
+        let timers = self.timers.as_ref()?;
+        Some(TimerHandle::new(
+            self.spares.pop().unwrap_or_else(|| Arc::clone(timers)),
+        ))
+    }
+
+    /// Makes `timers` (or none) current; returns what was let go, for the
+    /// caller to drop after the borrow ends.
+    fn replace(&mut self, timers: Option<Arc<HostTimers>>) -> LetGo {
+        let spares = std::mem::take(&mut self.spares);
+        (std::mem::replace(&mut self.timers, timers), spares)
+    }
 }
 
 /// Notes for the executor's telemetry that the poll running on this thread
@@ -363,26 +535,36 @@ pub(crate) fn take_armed() -> Option<u64> {
 /// already).
 pub(crate) fn enter(timers: &Arc<HostTimers>) {
     let _ = CURRENT.try_with(|current| {
-        let mut current = current.borrow_mut();
-        if !current
-            .as_ref()
-            .is_some_and(|handle| Arc::ptr_eq(&handle.timers, timers))
-        {
-            *current = Some(TimerHandle::new(Arc::clone(timers)));
-        }
+        let let_go = {
+            let mut current = current.borrow_mut();
+            if current
+                .timers
+                .as_ref()
+                .is_some_and(|now| Arc::ptr_eq(now, timers))
+            {
+                return;
+            }
+            current.replace(Some(Arc::clone(timers)))
+        };
+        drop(let_go);
     });
 }
 
 /// Forgets `timers` as this thread's current timers, if they are.
 pub(crate) fn leave(timers: &Arc<HostTimers>) {
     let _ = CURRENT.try_with(|current| {
-        let mut current = current.borrow_mut();
-        if current
-            .as_ref()
-            .is_some_and(|handle| Arc::ptr_eq(&handle.timers, timers))
-        {
-            *current = None;
-        }
+        let let_go = {
+            let mut current = current.borrow_mut();
+            if !current
+                .timers
+                .as_ref()
+                .is_some_and(|now| Arc::ptr_eq(now, timers))
+            {
+                return;
+            }
+            current.replace(None)
+        };
+        drop(let_go);
     });
 }
 
@@ -393,7 +575,7 @@ pub(crate) fn leave(timers: &Arc<HostTimers>) {
 #[must_use]
 pub fn try_current() -> Option<TimerHandle> {
     CURRENT
-        .try_with(|current| current.borrow().clone())
+        .try_with(|current| current.try_borrow_mut().ok()?.handle())
         .ok()
         .flatten()
 }
@@ -475,4 +657,43 @@ pub fn interval(
     missed: MissedTicks,
 ) -> Result<Interval<TimerHandle>, ZeroPeriod> {
     current().interval(period, missed)
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn timers() -> Arc<HostTimers> {
+        let driver = Arc::new(HostDriver::new(crate::primitives::current()));
+        Arc::new(HostTimers::new(true, driver, false))
+    }
+
+    #[test]
+    fn dropped_handles_are_kept_for_the_next_only_while_their_timers_are_current() {
+        let (mine, other) = (timers(), timers());
+        enter(&mine);
+        assert_eq!(Arc::strong_count(&mine), 2, "the current reference");
+        let handles: Vec<TimerHandle> = (0..SPARES + 2).map(|_| current()).collect();
+        assert_eq!(Arc::strong_count(&mine), 2 + SPARES + 2);
+        drop(handles);
+        // At most `SPARES` kept; the others let go.
+        assert_eq!(Arc::strong_count(&mine), 2 + SPARES);
+        let reused = current();
+        assert_eq!(
+            Arc::strong_count(&mine),
+            2 + SPARES,
+            "taken from the spares"
+        );
+        // A handle of other timers is not kept.
+        drop(TimerHandle::new(Arc::clone(&other)));
+        assert_eq!(Arc::strong_count(&other), 1);
+        // Entering other timers lets the spares go; so does leaving.
+        enter(&other);
+        assert_eq!(Arc::strong_count(&mine), 2, "the test's and `reused`");
+        drop(reused);
+        assert_eq!(Arc::strong_count(&mine), 1, "not kept: no longer current");
+        leave(&other);
+        assert_eq!(Arc::strong_count(&other), 1);
+        assert!(try_current().is_none());
+    }
 }

@@ -11,7 +11,9 @@
 //! - `expiry_lag_10k`: 10,000 tasks each sleep a different 1–100 ms and
 //!   note how late they woke (deadline to the task's poll); p50 and p99 per
 //!   round, medians over the rounds. tokio rounds deadlines up to whole
-//!   milliseconds, dinah to microseconds.
+//!   milliseconds, dinah to microseconds. Then the machine's floor, in the
+//!   same run: how late a bare 200 µs `park_timeout` wakes, and how often a
+//!   spinning thread loses the CPU for over 100 µs.
 //!
 //! `cargo bench --bench timers [-- FILTER] [--samples N]`; `--callgrind
 //! CONTENDER TIMES` runs one contender's create+poll+drop loop untimed
@@ -210,7 +212,45 @@ fn expiry_lag(options: &Options) -> Option<(f64, f64)> {
         medians[0].1,
         if medians[0].1 < 100 { "met" } else { "MISSED" }
     );
+    let (floor50, floor99, stalls, longest) = machine_floor();
+    println!(
+        "machine floor, same run: a bare 200 us park_timeout wakes late by p50 {floor50} us, p99 {floor99} us; \
+         a spinning thread lost the CPU {stalls} times over 100 us in 0.5 s (longest {longest} us)"
+    );
     Some((p50, p99))
+}
+
+/// How precisely this machine wakes a parked thread, and how often it
+/// takes the CPU from a running one: the floor under any timer's lag here.
+/// Returns the p50 and p99 of a bare 200 µs `park_timeout`'s lateness (µs,
+/// over 0.5 s), then how many times a spinning thread saw a gap of over
+/// 100 µs in 0.5 s, and the longest.
+fn machine_floor() -> (u64, u64, usize, u64) {
+    let mut late = Vec::new();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_millis(500) {
+        let parked = Instant::now();
+        std::thread::park_timeout(Duration::from_micros(200));
+        late.push((parked.elapsed().as_micros() as u64).saturating_sub(200));
+    }
+    late.sort_unstable();
+    let mut gaps = Vec::new();
+    let start = Instant::now();
+    let mut last = start;
+    while start.elapsed() < Duration::from_millis(500) {
+        let now = Instant::now();
+        let gap = now.duration_since(last).as_micros() as u64;
+        if gap > 100 {
+            gaps.push(gap);
+        }
+        last = now;
+    }
+    (
+        percentile(&late, 500),
+        percentile(&late, 990),
+        gaps.len(),
+        gaps.iter().copied().max().unwrap_or(0),
+    )
 }
 
 /// `--callgrind`: `times` loops of [`SLEEPS`] sleeps made, polled once and

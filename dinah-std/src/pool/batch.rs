@@ -11,7 +11,7 @@ use dinah_core::queue::FifoQueue;
 
 use super::engine::Engine;
 use super::job::BatchJob;
-use super::spin::SPIN;
+use super::spin::WORKER_SPIN;
 use super::worker_cell::WorkerCell;
 use crate::primitives::{AtomicBool, Mutex, Ordering, Thread, current, lock, park};
 use crate::queue::BoundedQueue;
@@ -180,7 +180,7 @@ where
     /// batch of 256 short tasks on sleeping workers took about three times
     /// as long with the caller spinning).
     pub(super) fn wait(&self, spin: bool) {
-        if spin && SPIN.until(|| self.done.load(Ordering::Acquire)) {
+        if spin && WORKER_SPIN.until(|| self.done.load(Ordering::Acquire)) {
             return;
         }
         while !self.done.load(Ordering::Acquire) {

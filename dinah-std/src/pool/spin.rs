@@ -1,4 +1,5 @@
-//! [`Spin`]: how long an idle pool thread looks for work before it sleeps.
+//! [`Spin`]: how long an idle pool thread looks for work before it sleeps,
+//! per kind of pool.
 #![forbid(unsafe_code)]
 
 use crate::primitives::yield_now;
@@ -12,14 +13,30 @@ pub(crate) struct Spin {
     pub(crate) yields: u32,
 }
 
-/// About 20 µs of busy checks and then some tens of microseconds of yields
-/// on the machines measured: long enough to bridge the gap between
-/// back-to-back batches and bursts, short enough that an idle pool goes quiet
-/// at once. None under loom, whose models would only grow.
+/// A `BlockingPool`'s threads: 2,000 busy checks (tens of microseconds:
+/// the spin hint's pause is 10 to 140 cycles, depending on the CPU) and
+/// then some tens of microseconds of yields: long enough to bridge the gap
+/// between bursts of blocking jobs, short enough that an idle pool goes
+/// quiet at once. (Without the yields, jobs submitted one after another
+/// took 0.9-1.2x tokio's time instead of 0.23-0.37x.) None under loom,
+/// whose models would only grow.
 #[cfg(not(any(loom, miri)))]
 pub(crate) const SPIN: Spin = Spin {
     busy: 2_000,
     yields: 64,
+};
+/// A `WorkerPool`'s workers, and a caller waiting for its batch: the busy
+/// checks only, then sleep. A worker pool's work comes in batches whose
+/// gaps the busy checks bridge; and on a machine whose cores are all busy,
+/// a thread that yields stays runnable and waits a whole time slice behind
+/// the busy threads, while a sleeping one is woken ahead of them.
+/// (Measured beside one busy thread per core: 200 batches of 16 took
+/// 1.0-2.1x rayon's time with the yields, and 0.26-0.46x without;
+/// unloaded, 0.35-0.40x against 0.38-0.50x.)
+#[cfg(not(any(loom, miri)))]
+pub(crate) const WORKER_SPIN: Spin = Spin {
+    busy: 2_000,
+    yields: 0,
 };
 /// Under Miri a short spin, which keeps the spinning path checked: every
 /// interpreted spin costs real seconds there, and the tests wait for idle
@@ -29,8 +46,15 @@ pub(crate) const SPIN: Spin = Spin {
     busy: 20,
     yields: 2,
 };
+#[cfg(all(miri, not(loom)))]
+pub(crate) const WORKER_SPIN: Spin = Spin {
+    busy: 20,
+    yields: 0,
+};
 #[cfg(loom)]
 pub(crate) const SPIN: Spin = Spin { busy: 0, yields: 0 };
+#[cfg(loom)]
+pub(crate) const WORKER_SPIN: Spin = Spin { busy: 0, yields: 0 };
 
 impl Spin {
     /// Checks `ready` until it is true (returns `true`) or the spin is over

@@ -16,7 +16,7 @@ use super::batch::{Batch, take_all};
 use super::engine::is_worker_of;
 use super::engine::{Engine, EngineConfig};
 use super::job::BatchJob;
-use super::spin::SPIN;
+use super::spin::WORKER_SPIN;
 use super::{AdmissionBound, Owner, PoolError, PoolReport, PoolSpawner, PoolStats, ShutdownPolicy};
 use crate::task::JoinHandle;
 use crate::telemetry::TelemetryConfig;
@@ -121,7 +121,7 @@ impl WorkerPool {
                 bound: AdmissionBound::Queued,
                 keep_alive: None,
                 on_demand: false,
-                spin: SPIN,
+                spin: WORKER_SPIN,
             },
             telemetry,
         );

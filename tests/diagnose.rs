@@ -182,6 +182,74 @@ fn executor_figures_and_events_follow_each_handoff() {
 }
 
 #[test]
+fn polls_in_one_run_start_where_the_one_before_ended_and_wakes_inside_take_its_start() {
+    let clock = ManualClock::new();
+    let trace = Arc::new(TraceBuffer::new(64).unwrap());
+    let executor = LocalExecutor::with_telemetry(
+        ExecutorConfig::default(),
+        TelemetryConfig::new()
+            .with_clock(clock.clone())
+            .with_shared_sink(trace.clone()),
+    )
+    .unwrap();
+    let signal = Signal::default();
+    // `waiter` waits for the signal; `work` takes 4 µs, then fires it, then
+    // takes 6 µs more, all in one poll.
+    let waiter = executor.try_spawn(serve(signal.clone())).unwrap();
+    let work = {
+        let clock = clock.clone();
+        executor.try_spawn(async move {
+            clock.advance(4 * US);
+            signal.fire();
+            clock.advance(6 * US);
+        })
+    }
+    .unwrap();
+    clock.advance(5 * US);
+    executor.tick(usize::MAX); // polls `waiter` at 5 µs, then `work` from 5 to 15
+    clock.advance(2 * US);
+    executor.tick(usize::MAX); // `waiter` again, at 17 µs
+    let (waiter, work) = (waiter.id(), work.id());
+    let got: Vec<(TaskId, TraceEventKind, u64)> = trace
+        .drain()
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.kind,
+                TraceEventKind::PollStarted | TraceEventKind::PollEnded | TraceEventKind::Woken
+            )
+        })
+        .map(|e| (e.task, e.kind, e.at / 1_000))
+        .collect();
+    use TraceEventKind::*;
+    assert_eq!(
+        got,
+        [
+            (waiter, PollStarted, 5),
+            (waiter, PollEnded, 5),
+            // Starts where the poll before it ended: no clock read.
+            (work, PollStarted, 5),
+            // A wake from inside a poll takes that poll's start.
+            (waiter, Woken, 5),
+            (work, PollEnded, 15),
+            // A new tick reads the clock: the 2 µs between ticks are
+            // nobody's poll.
+            (waiter, PollStarted, 17),
+            (waiter, PollEnded, 17),
+        ]
+    );
+    let figures = executor.monitor().figures();
+    let mut polls = Log2Histogram::new();
+    for micros in [0, 10, 0] {
+        polls.record(micros);
+    }
+    assert_eq!(figures.poll_time, polls);
+    let mut waited = Log2Histogram::new();
+    waited.record(12); // ready from 5, polled at 17
+    assert_eq!(figures.wake_to_poll, waited);
+}
+
+#[test]
 fn whether_an_executor_measures_itself_is_part_of_its_type() {
     use dinah::telemetry::Unmeasured;
     use dinah::yield_now;

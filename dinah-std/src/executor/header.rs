@@ -89,7 +89,10 @@ impl<M: Measure> Wake for Header<M> {
         let hooks = self.probes().map(|(probe, slot)| {
             let scope = HookScope::enter();
             match marked {
-                Ok(true) => probe.woken(slot, here && hub.stack.polling() == index + 1),
+                Ok(true) => {
+                    let polling = if here { hub.stack.polling() } else { 0 };
+                    probe.woken(slot, polling == index + 1, polling != 0);
+                }
                 Ok(false) => {}
                 Err(_) => probe.stale(slot),
             }

@@ -296,6 +296,8 @@ impl<'a, M: Measure> LocalExecutor<'a, M> {
         let _entered = self.inner.enter("tick");
         crate::time::enter(&self.inner.hub.timers);
         let here = RunningHere::enter(self.inner.hub.address(), &self.inner.local);
+        // The caller may do anything before its next tick.
+        let _unchain = run::UnchainOnExit(&self.inner);
         self.inner.tick(budget, &here)
     }
 

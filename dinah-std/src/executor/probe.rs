@@ -31,6 +31,9 @@ pub(crate) struct TaskProbe {
     ready: Stamp,
     /// Since when it has been pending after a poll with no wake, if it is.
     waiting: Stamp,
+    /// It woke itself during its running poll: stamped and traced at the
+    /// poll's end, when it is ready to run again.
+    woke_itself: AtomicBool,
     /// While it waits: when the timer its last poll armed is due, if that
     /// poll armed one (then a wait up to then is no lost wake).
     timer_due: Stamp,
@@ -63,6 +66,7 @@ impl TaskProbe {
             name: Mutex::new(None),
             ready: Stamp::new(),
             waiting: Stamp::new(),
+            woke_itself: AtomicBool::new(false),
             timer_due: Stamp::new(),
             line: Mutex::new(None),
             in_line: AtomicBool::new(false),
@@ -137,9 +141,18 @@ pub(crate) struct ExecProbe {
     /// The poll running now (a task's, or `block_on`'s future's): its task
     /// and start, published together.
     polling: PollStamp,
+    /// The time the executor's thread last read, while it polls tasks one
+    /// after another: a poll starts when the one before it ended, so each
+    /// poll reads the clock once, at its end. Cleared when the thread does
+    /// something else between polls (it waits, looks at its reactor, or
+    /// polls `block_on`'s own future). Written by the executor's thread only.
+    last: Stamp,
     /// Every slot's probe, for the monitor.
     slots: Mutex<Vec<Arc<TaskProbe>>>,
-    hist: Mutex<ExecutorFigures>,
+    /// The histograms, recorded once per poll: a lock whose unlock is a
+    /// plain store (it yields while held; the monitor holds it only to copy
+    /// them).
+    hist: spin::mutex::SpinMutex<ExecutorFigures, spin::relax::Yield>,
     spawned: AtomicU64,
     rejected: AtomicU64,
     rejected_full: AtomicU64,
@@ -156,8 +169,9 @@ impl ExecProbe {
         Self {
             probe: Probe::new(config),
             polling: PollStamp::new(),
+            last: Stamp::new(),
             slots: Mutex::new(Vec::new()),
-            hist: Mutex::new(ExecutorFigures::new(MICROS_PER_SECOND)),
+            hist: spin::mutex::SpinMutex::new(ExecutorFigures::new(MICROS_PER_SECOND)),
             spawned: AtomicU64::new(0),
             rejected: AtomicU64::new(0),
             rejected_full: AtomicU64::new(0),
@@ -235,11 +249,14 @@ impl ExecProbe {
         slot.live.store(true, Ordering::Relaxed);
     }
 
-    /// A wake queued the slot's task (any thread).
+    /// A wake queued the slot's task (any thread). `during_poll`: the wake
+    /// comes from a poll on the executor's own thread. Then no clock is
+    /// read: a task that woke itself is ready when its poll ends (stamped
+    /// there), and another task is stamped with the running poll's start (so
+    /// its wait may count up to the rest of that poll, which it could not
+    /// have run before anyway).
     #[inline(never)]
-    pub(crate) fn woken(&self, slot: &TaskProbe, self_wake: bool) {
-        let now = self.probe.now();
-        slot.ready.set_if_unset(now);
+    pub(crate) fn woken(&self, slot: &TaskProbe, self_wake: bool, during_poll: bool) {
         slot.waiting.clear();
         add(&slot.wakes, 1);
         add(&self.wakes, 1);
@@ -247,6 +264,15 @@ impl ExecProbe {
             add(&slot.self_wakes, 1);
             add(&self.self_wakes, 1);
         }
+        if during_poll && self_wake {
+            slot.woke_itself.store(true, Ordering::Relaxed);
+            return;
+        }
+        let now = match (during_poll, self.last.get()) {
+            (true, Some(last)) => last,
+            _ => self.probe.now(),
+        };
+        slot.ready.set_if_unset(now);
         if let Some(task) = slot.id() {
             let kind = if self_wake {
                 TraceEventKind::SelfWoken
@@ -271,7 +297,12 @@ impl ExecProbe {
     /// A poll of the slot's task begins; returns its start.
     #[inline(never)]
     pub(crate) fn poll_started(&self, slot: &TaskProbe, first: bool) -> PollStart {
-        let now = self.probe.now();
+        // The end of the poll before, when this one follows it directly.
+        let now = self.last.get().unwrap_or_else(|| {
+            let now = self.probe.now();
+            self.last.set(now);
+            now
+        });
         let ready = slot.ready.take();
         slot.waiting.clear();
         slot.timer_due.clear();
@@ -325,6 +356,7 @@ impl ExecProbe {
             self.polling.end();
         }
         let now = self.probe.now();
+        self.last.set(now);
         let took = now.saturating_sub(start.at);
         // Written by the executor's thread only (polls run there).
         add_single_writer(&self.polls, 1);
@@ -338,7 +370,7 @@ impl ExecProbe {
         }
         {
             // One lock per poll: the wait before it and its time.
-            let mut hist = lock_std(&self.hist);
+            let mut hist = self.hist.lock();
             match start.waited {
                 Waited::FirstPoll(nanos) => hist.first_poll_delay.record(micros(nanos)),
                 Waited::Woken(nanos) => hist.wake_to_poll.record(micros(nanos)),
@@ -347,6 +379,12 @@ impl ExecProbe {
             hist.poll_time.record(micros(took));
         }
         let task = slot.id();
+        if slot.woke_itself.swap(false, Ordering::Relaxed) && ended.is_none() {
+            slot.ready.set_if_unset(now);
+            if let Some(task) = task {
+                self.probe.emit(task, TraceEventKind::SelfWoken, now);
+            }
+        }
         if let Some(task) = task {
             self.probe.observe_end(task);
             self.probe.emit(task, TraceEventKind::PollEnded, now);
@@ -389,9 +427,17 @@ impl ExecProbe {
         }
     }
 
+    /// The executor's thread turns to something other than its next poll
+    /// (it waits, or looks at its reactor): the next poll reads the clock
+    /// at its start.
+    pub(crate) fn unchain(&self) {
+        self.last.clear();
+    }
+
     /// A poll of `block_on`'s own future, named `task`, begins: stamped, so
     /// that a poll holding the thread is seen, but not counted as a task's.
     pub(crate) fn main_poll_started(&self, task: TaskId) {
+        self.last.clear();
         let now = self.probe.now();
         self.polling.start(task, now);
         self.probe.observe_start(task, None);
@@ -437,6 +483,7 @@ impl ExecProbe {
     fn clear(&self, slot: &TaskProbe) {
         slot.ready.clear();
         slot.waiting.clear();
+        slot.woke_itself.store(false, Ordering::Relaxed);
         slot.timer_due.clear();
         Self::leave_line(slot);
         *lock_std(&slot.io_wait) = None;
@@ -444,7 +491,7 @@ impl ExecProbe {
     }
 
     pub(super) fn figures(&self) -> ExecutorFigures {
-        let mut figures = lock_std(&self.hist).clone();
+        let mut figures = self.hist.lock().clone();
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
         figures.spawned = load(&self.spawned);
         figures.rejected = load(&self.rejected);

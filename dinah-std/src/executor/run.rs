@@ -119,6 +119,16 @@ impl Drop for Entered<'_> {
     }
 }
 
+/// Tells the telemetry, however the step it guards ends (returning or
+/// unwinding), that the thread leaves its polls (see `Inner::unchain`).
+pub(super) struct UnchainOnExit<'r, 'a, M: Measure>(pub(super) &'r Inner<'a, M>);
+
+impl<M: Measure> Drop for UnchainOnExit<'_, '_, M> {
+    fn drop(&mut self) {
+        self.0.unchain();
+    }
+}
+
 /// Ends `block_on`'s hold on the main cell when the call returns or
 /// unwinds: nothing is marked as polling (a monitor hears that a poll that
 /// unwound ended), no main poll is pending, and the main cell is vacant, so
@@ -135,6 +145,7 @@ impl<M: Measure> Drop for MainGuard<'_, '_, M> {
             probe.main_poll_ended();
         }
         inner.hub.stack.set_polling(0);
+        inner.unchain();
         inner.in_block_on.set(false);
         inner.main_ready.set(false);
         inner.main.cell.set_life(Life::Vacant);
@@ -142,6 +153,15 @@ impl<M: Measure> Drop for MainGuard<'_, '_, M> {
 }
 
 impl<'a, M: Measure> Inner<'a, M> {
+    /// Tells the telemetry that the thread leaves its polls for something
+    /// else (see `ExecProbe::unchain`); nothing when unmeasured.
+    #[inline(always)]
+    pub(super) fn unchain(&self) {
+        if let Some(probe) = self.probe() {
+            probe.unchain();
+        }
+    }
+
     /// The executor's probe, when `M` measures: always `None` for an
     /// unmeasured executor, known when compiling, so that none of its
     /// telemetry code is even tested for.
@@ -385,6 +405,7 @@ impl<'a, M: Measure> Inner<'a, M> {
             if left == 0 {
                 self.io_countdown.set(IO_INTERVAL);
                 self.hub.driver.poll_now();
+                self.unchain();
             } else {
                 self.io_countdown.set(left - 1);
             }
@@ -506,6 +527,7 @@ impl<'a, M: Measure> Inner<'a, M> {
                 }
             }
             if !self.tick(usize::MAX, &here).work_remaining {
+                self.unchain();
                 // Nothing ready: wait (parked, or in the reactor) until a
                 // wake, readiness or the next deadline (a paused clock jumps
                 // to it instead, and the reactor is only looked at).

@@ -35,7 +35,12 @@ impl Default for StdClock {
 
 impl Clock for StdClock {
     fn now(&self) -> u64 {
-        u64::try_from(self.origin.elapsed().as_nanos()).unwrap_or(u64::MAX)
+        // Seconds and nanoseconds as they are: no 128-bit product on the way.
+        let since = self.origin.elapsed();
+        since
+            .as_secs()
+            .saturating_mul(1_000_000_000)
+            .saturating_add(u64::from(since.subsec_nanos()))
     }
 
     fn ticks_per_second(&self) -> u64 {

@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use dinah_core::TaskId;
-use dinah_core::telemetry::{TraceEvent, TraceEventKind};
+use dinah_core::telemetry::{Sink, TraceEvent, TraceEventKind};
 
 use super::TelemetryConfig;
 
@@ -138,10 +138,17 @@ impl Probe {
 
     /// Sends one event to the configured sink, if any (lost if the sink
     /// panics; the panic is held for the thread).
+    #[inline]
     pub(crate) fn emit(&self, task: TaskId, kind: TraceEventKind, at: u64) {
         if let Some(sink) = &self.config.sink {
-            guarded(|| sink.record(TraceEvent::stamped(task, kind, at)));
+            Self::record(&**sink, TraceEvent::stamped(task, kind, at));
         }
+    }
+
+    /// [`emit`](Self::emit)'s call into the sink, kept out of line.
+    #[inline(never)]
+    fn record(sink: &(dyn Sink + Send + Sync), event: TraceEvent) {
+        guarded(|| sink.record(event));
     }
 
     /// Tells the configured sink, if any, that `task` is named `name`.

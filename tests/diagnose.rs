@@ -96,8 +96,12 @@ fn executor(clock: &ManualClock, config: ExecutorConfig) -> LocalExecutor<'stati
         .expect("valid config")
 }
 
-#[test]
-fn executor_figures_and_events_follow_each_handoff() {
+/// A measured executor on a manual clock whose events go to a buffer.
+fn traced() -> (
+    ManualClock,
+    Arc<TraceBuffer>,
+    LocalExecutor<'static, Measured>,
+) {
     let clock = ManualClock::new();
     let trace = Arc::new(TraceBuffer::new(64).unwrap());
     let executor = LocalExecutor::with_telemetry(
@@ -107,6 +111,12 @@ fn executor_figures_and_events_follow_each_handoff() {
             .with_shared_sink(trace.clone()),
     )
     .unwrap();
+    (clock, trace, executor)
+}
+
+#[test]
+fn executor_figures_and_events_follow_each_handoff() {
+    let (clock, trace, executor) = traced();
     let kept: Rc<RefCell<Option<Waker>>> = Rc::default();
     let task = {
         let clock = clock.clone();
@@ -183,15 +193,7 @@ fn executor_figures_and_events_follow_each_handoff() {
 
 #[test]
 fn polls_in_one_run_start_where_the_one_before_ended_and_wakes_inside_take_its_start() {
-    let clock = ManualClock::new();
-    let trace = Arc::new(TraceBuffer::new(64).unwrap());
-    let executor = LocalExecutor::with_telemetry(
-        ExecutorConfig::default(),
-        TelemetryConfig::new()
-            .with_clock(clock.clone())
-            .with_shared_sink(trace.clone()),
-    )
-    .unwrap();
+    let (clock, trace, executor) = traced();
     let signal = Signal::default();
     // `waiter` waits for the signal; `work` takes 4 µs, then fires it, then
     // takes 6 µs more, all in one poll.

@@ -341,14 +341,20 @@ impl<S: TimerStore<I>, I: WheelIndex> Wheel<S, I> {
         if deadline <= self.elapsed {
             return Some((key, Armed::Due));
         }
-        let index = key.index as usize;
+        self.arm_reserved(key.index as usize, deadline, waker);
+        Some((key, Armed::Waiting))
+    }
+
+    /// Arms reserved entry `index` for `deadline` (after the wheel's time)
+    /// to wake `waker`.
+    #[inline(always)]
+    fn arm_reserved(&mut self, index: usize, deadline: u64, waker: &Waker) {
         let entry = self.entry_mut(index);
         entry.deadline = deadline;
         entry.state = State::Armed;
         self.set_waker(index, waker);
         self.armed += 1;
         self.link(index);
-        Some((key, Armed::Waiting))
     }
 
     /// Arms `key`'s timer for `deadline`, to wake `waker` (a clone is kept,
@@ -369,12 +375,7 @@ impl<S: TimerStore<I>, I: WheelIndex> Wheel<S, I> {
         if deadline <= self.elapsed {
             return Armed::Due;
         }
-        let entry = self.entry_mut(index);
-        entry.deadline = deadline;
-        entry.state = State::Armed;
-        self.set_waker(index, waker);
-        self.armed += 1;
-        self.link(index);
+        self.arm_reserved(index, deadline, waker);
         Armed::Waiting
     }
 

@@ -21,9 +21,13 @@
 //!    and seeing an empty queue, and counts itself in `idle` before waiting.
 //!    A spinning thread counts itself in `spinning` and re-checks the queue
 //!    under the lock before it waits. Every push is followed, under the same
-//!    lock, by `dispatch`, which notifies idle threads (or starts new ones)
-//!    until the threads headed for the queue (spinning, notified, starting)
-//!    are at least as many as its entries, or none is left to call.
+//!    lock, by `dispatch`, which counts idle threads as notified (or starts
+//!    new ones) until the threads headed for the queue (spinning, notified,
+//!    starting) are at least as many as its entries, or none is left to
+//!    call; the notifications it counted are sent right after the lock is
+//!    let go. An idle thread waits on `work` from the moment it counts
+//!    itself (the count and the wait are one step under the lock), so a
+//!    notification sent after the release still reaches it.
 //! 4. A thread leaves only under the lock, when the queue is empty and the
 //!    lifecycle is not `Running` (shutdown), or when its keep-alive ran out
 //!    with the queue empty. `threads` counts the threads that have not left.
@@ -454,9 +458,10 @@ impl Engine {
         state.queued_tasks += 1;
         state.accepted += 1;
         self.pending.store(state.queue.len(), Ordering::Release);
-        self.dispatch(&mut state);
+        let notify = self.dispatch(&mut state);
         let reap = !state.gone.is_empty();
         drop(state);
+        self.wake_idle(notify);
         if reap {
             self.reap();
         }
@@ -486,7 +491,9 @@ impl Engine {
         state.accepted += tasks as u64;
         self.pending.store(state.queue.len(), Ordering::Release);
         let awake = state.queue.len() <= state.spinning + state.notified + state.starting;
-        self.dispatch(&mut state);
+        let notify = self.dispatch(&mut state);
+        drop(state);
+        self.wake_idle(notify);
         Some(awake)
     }
 
@@ -495,17 +502,37 @@ impl Engine {
     /// headed; beyond them an idle thread is notified, or (on demand) a new
     /// one started. If the operating system refuses a thread, the entries
     /// wait for the threads already alive (there is at least one).
-    fn dispatch(self: &Arc<Self>, state: &mut State) {
+    ///
+    /// Returns how many idle threads it counted as notified: the caller
+    /// sends those notifications ([`wake_idle`](Self::wake_idle)) once it has
+    /// let go of the lock, so that a woken thread does not at once wait
+    /// again for the lock its waker still holds.
+    #[must_use = "the notifications are the caller's to send, after the lock"]
+    fn dispatch(self: &Arc<Self>, state: &mut State) -> usize {
+        let mut notify = 0;
         while state.queue.len() > state.spinning + state.notified + state.starting {
             if state.idle > state.notified {
                 state.notified += 1;
-                self.work.notify_one();
+                notify += 1;
             } else if !(self.config.on_demand
                 && state.threads < self.config.max_threads
                 && self.spawn_thread(state).is_ok())
             {
                 break;
             }
+        }
+        notify
+    }
+
+    /// Sends the notifications [`dispatch`](Self::dispatch) counted, with
+    /// the lock let go. None is lost: each thread counted idle is already
+    /// waiting on `work` (it counts itself and waits in one step under the
+    /// lock), so a notification sent after the lock is released reaches it
+    /// or, if it woke on its own meanwhile, another idle thread, which finds
+    /// nothing and waits again.
+    fn wake_idle(&self, count: usize) {
+        for _ in 0..count {
+            self.work.notify_one();
         }
     }
 

@@ -323,16 +323,35 @@ impl Relay {
 
     /// One message to every connection; the relay starts on them.
     fn send_round(&mut self) {
-        for mailbox in &self.shared.mailboxes {
-            mailbox.send(self.sent);
-            if mailbox.loses_wakes.load(Ordering::Relaxed) {
-                self.lost += 1;
-            }
-        }
+        self.send_round_after(None, |_| {});
+    }
+
+    /// One message to every connection. With `first`, that connection's
+    /// message goes alone, and the others' only once `arrived` returns (it
+    /// waits until that message holds the relay's thread): they arrive
+    /// behind it, however fast the pools are.
+    fn send_round_after(&mut self, first: Option<usize>, arrived: impl FnOnce(&Self)) {
+        let message = self.sent;
+        let losing = self
+            .shared
+            .mailboxes
+            .iter()
+            .filter(|mailbox| mailbox.loses_wakes.load(Ordering::Relaxed))
+            .count() as u64;
         self.sent += CONNECTIONS as u64;
+        self.lost += losing;
+        if let Some(first) = first {
+            self.shared.mailboxes[first].send(message);
+        }
         self.commands
             .send(Command::Run(self.sent - self.lost))
             .unwrap();
+        arrived(self);
+        for (index, mailbox) in self.shared.mailboxes.iter().enumerate() {
+            if Some(index) != first {
+                mailbox.send(message);
+            }
+        }
     }
 
     /// Waits until the relay has processed every message it can.
@@ -442,10 +461,11 @@ pub(crate) fn run_case(
             warm(&mut relay);
             relay.shared.poll_gate.close();
             relay.shared.block_in_poll.store(true, Ordering::Relaxed);
-            relay.send_round();
-            relay.shared.poll_gate.wait_arrivals(1);
-            // The other connections' checksums are back and have woken
-            // them: they wait, ready, behind the blocked poll.
+            // Connection 2's message first: its poll holds the thread
+            // before the others' messages arrive, so they wait, ready,
+            // behind it (had they come together, a connection whose pool
+            // jobs finished at once could have ended its round before).
+            relay.send_round_after(Some(2), |r| r.shared.poll_gate.wait_arrivals(1));
             relay.wait_until(|r| {
                 let (workers, disk) = (r.workers.stats(), r.disk.stats());
                 workers.active + workers.queued + disk.active + disk.queued == 0

@@ -822,26 +822,38 @@ mod tests {
         );
         assert_eq!(clones(), 1);
         // The same task again: the entry it reuses still holds its waker,
-        // so nothing was cloned or replaced.
+        // so nothing was cloned or replaced, as far as `will_wake` can tell
+        // (it compares vtable addresses, which need not be unique: under
+        // Miri two clones of one waker may differ, and then the kept one is
+        // replaced by a new clone, and handed to the store).
         let (key, _) = wheel.start(200, &mine).unwrap();
-        assert!(wheel.store().replaced.is_none());
-        assert_eq!(clones(), 1, "not cloned again");
+        if let Some(replaced) = wheel.store_mut().replaced.take() {
+            assert_eq!(replaced.data(), mine.data(), "the same task's");
+            #[cfg(not(miri))]
+            panic!("a native `will_wake` knows a clone of the same waker");
+        }
+        assert_eq!(clones(), 1, "one clone in the entry, not two");
         assert!(matches!(wheel.release(key), (true, None)));
         // Another task: the kept waker goes to the store, not dropped.
         let (key, _) = wheel.start(300, &other).unwrap();
         let replaced = wheel.store_mut().replaced.take().expect("handed over");
-        assert!(replaced.will_wake(&mine));
+        assert_eq!(replaced.data(), mine.data(), "the kept one");
         drop(replaced);
         assert_eq!(clones(), 0);
         let _ = wheel.release(key);
         let mut forgotten = Vec::new();
         wheel.forget_kept_wakers(|w| forgotten.push(w));
         assert_eq!(forgotten.len(), 1);
-        assert!(forgotten[0].will_wake(&other));
+        assert_eq!(forgotten[0].data(), other.data());
         // Not keeping: a release hands the waker back at once.
         wheel.store_mut().keep = false;
         let (key, _) = wheel.start(400, &mine).unwrap();
-        assert!(wheel.release(key).1.is_some_and(|w| w.will_wake(&mine)));
+        assert!(
+            wheel
+                .release(key)
+                .1
+                .is_some_and(|w| w.data() == mine.data())
+        );
         let mut none = 0;
         wheel.forget_kept_wakers(|_| none += 1);
         assert_eq!(none, 0);

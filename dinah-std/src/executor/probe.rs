@@ -11,7 +11,7 @@ use dinah_core::TaskId;
 use dinah_core::telemetry::{ExecutorFigures, PollStamp, TaskFigures, TaskPhase, TraceEventKind};
 
 use crate::io::IoWait;
-use crate::primitives::lock_std;
+use crate::primitives::{SpinLock, lock_std};
 use crate::telemetry::hook::{Probe, Stamp, micros};
 use crate::telemetry::{TelemetryConfig, Thresholds, Verdict};
 
@@ -149,10 +149,9 @@ pub(crate) struct ExecProbe {
     last: Stamp,
     /// Every slot's probe, for the monitor.
     slots: Mutex<Vec<Arc<TaskProbe>>>,
-    /// The histograms, recorded once per poll: a lock whose unlock is a
-    /// plain store (it yields while held; the monitor holds it only to copy
-    /// them).
-    hist: spin::mutex::SpinMutex<ExecutorFigures, spin::relax::Yield>,
+    /// The histograms, recorded once per poll (the monitor holds the lock
+    /// only to copy them).
+    hist: SpinLock<ExecutorFigures>,
     spawned: AtomicU64,
     rejected: AtomicU64,
     rejected_full: AtomicU64,
@@ -171,7 +170,7 @@ impl ExecProbe {
             polling: PollStamp::new(),
             last: Stamp::new(),
             slots: Mutex::new(Vec::new()),
-            hist: spin::mutex::SpinMutex::new(ExecutorFigures::new(MICROS_PER_SECOND)),
+            hist: SpinLock::new(ExecutorFigures::new(MICROS_PER_SECOND)),
             spawned: AtomicU64::new(0),
             rejected: AtomicU64::new(0),
             rejected_full: AtomicU64::new(0),

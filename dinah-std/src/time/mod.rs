@@ -47,6 +47,7 @@ use dinah_core::time::{
 };
 
 use crate::io::HostDriver;
+use crate::primitives::SpinLock;
 use crate::telemetry::ManualClock;
 
 /// Wakers taken per lock when timers fire; woken after it is let go.
@@ -97,17 +98,11 @@ enum TimerClock {
     Paused(ManualClock),
 }
 
-/// The lock over an executor's timer store: a spin lock that yields its
-/// thread while another holds it.
-///
-/// Why not `std::sync::Mutex`: its unlock is an atomic swap (it must learn
-/// whether a thread sleeps on the lock), and a timer made, polled and
-/// dropped takes the lock twice; this lock's unlock is a plain store.
-/// Every hold is short and never runs user code (wakers are woken and
-/// dropped after the lock is let go), and nearly every lock comes from the
-/// executor's own thread, so a thread that finds it held yields rather
-/// than sleeps.
-type BookLock = spin::mutex::SpinMutex<TimerBook<Growing, u32>, spin::relax::Yield>;
+/// The lock over an executor's timer store: a [`SpinLock`], since a timer
+/// made, polled and dropped takes it twice; every hold is the wheel's O(1)
+/// work, wakers are woken and dropped after it is let go, and nearly every
+/// lock comes from the executor's own thread.
+type BookLock = SpinLock<TimerBook<Growing, u32>>;
 
 /// One executor's timers: the store, its clock and its next expiry.
 pub(crate) struct HostTimers {

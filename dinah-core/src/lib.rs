@@ -57,6 +57,8 @@ extern crate std;
 
 mod atomic;
 pub mod config;
+mod fmt;
+
 pub mod executor;
 pub mod id;
 pub mod io;

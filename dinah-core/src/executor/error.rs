@@ -111,12 +111,12 @@ impl core::error::Error for CancelError {}
 /// with a fixed message.
 #[cold]
 pub(super) fn slot_out_of_range() -> ! {
-    panic!("dinah: internal slot index out of range")
+    crate::fmt::fail!("dinah: internal slot index out of range")
 }
 
 /// A task has 32,768 cloned wakers alive: its count cannot go higher and
 /// stay exact.
 #[cold]
 pub(super) fn too_many_wakers() -> ! {
-    panic!("dinah: a task has 32,768 cloned wakers alive")
+    crate::fmt::fail!("dinah: a task has 32,768 cloned wakers alive")
 }

@@ -7,7 +7,7 @@
 use core::task::{Poll, Waker};
 
 use super::wheel::{Armed, TimerKey, TimerStore, Wheel, WheelIndex};
-use crate::time::TimerFigures;
+use crate::time::{Divisor, TimerFigures};
 
 /// A [`Wheel`] and the [`TimerFigures`] of the timers it serves.
 ///
@@ -18,6 +18,9 @@ use crate::time::TimerFigures;
 pub struct TimerBook<S, I: WheelIndex> {
     wheel: Wheel<S, I>,
     figures: TimerFigures,
+    /// The clock's ticks per second, for lags in microseconds; worked out
+    /// on the first lag and again only if the rate changes.
+    per_second: Option<Divisor>,
 }
 
 impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
@@ -26,6 +29,9 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
         Self {
             wheel: Wheel::new(store),
             figures: TimerFigures::new(),
+            // `None` rather than a placeholder: a store in a `static` stays
+            // all zeros, in `.bss` rather than flash.
+            per_second: None,
         }
     }
 
@@ -51,6 +57,12 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
         let mut figures = self.figures.clone();
         figures.armed = self.wheel.armed() as u64;
         figures
+    }
+
+    /// The figures so far, with the number armed now, in place.
+    pub fn current_figures(&mut self) -> &TimerFigures {
+        self.figures.armed = self.wheel.armed() as u64;
+        &self.figures
     }
 
     /// Counts a fire as late when its lag exceeds `micros`.
@@ -149,12 +161,17 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
     }
 
     fn record_lag(&mut self, ticks: u64, ticks_per_second: u64) {
-        // No division for the common case of no lag (a 64-bit division is a
-        // library call of hundreds of instructions on a 32-bit core).
+        // No division at all for the common case of no lag, and none by a
+        // library call otherwise (see `Divisor`).
         let micros = if ticks == 0 {
             0
         } else {
-            ticks.saturating_mul(1_000_000) / ticks_per_second.max(1)
+            let per_second = ticks_per_second.max(1);
+            let divisor = match self.per_second {
+                Some(divisor) if divisor.get() == per_second => divisor,
+                _ => *self.per_second.insert(Divisor::new(per_second)),
+            };
+            divisor.div_rem(ticks.saturating_mul(1_000_000)).0
         };
         self.figures.lag_micros.record(micros);
         if self

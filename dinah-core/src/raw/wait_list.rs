@@ -361,7 +361,7 @@ impl<S: WaitStore> WaitList<S> {
 /// `has_room`), reported with a fixed message.
 #[cold]
 fn batch_full() -> ! {
-    panic!("dinah: wake batch full")
+    crate::fmt::fail!("dinah: wake batch full")
 }
 
 /// An index from the line's own links was out of range: a broken
@@ -369,7 +369,7 @@ fn batch_full() -> ! {
 /// link `core::fmt` for it).
 #[cold]
 fn out_of_range() -> ! {
-    panic!("dinah: wait line index out of range")
+    crate::fmt::fail!("dinah: wait line index out of range")
 }
 
 #[cfg(all(test, not(loom)))]

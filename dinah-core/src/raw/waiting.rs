@@ -87,7 +87,7 @@ pub fn critical<T, R>(
 
 #[cold]
 fn reentered() -> ! {
-    panic!("dinah: a critical-section lock was taken again from inside itself")
+    crate::fmt::fail!("dinah: a critical-section lock was taken again from inside itself")
 }
 
 /// Wakes `batch`, then keeps handing out what `lock`'s state has left to

@@ -633,7 +633,7 @@ impl<S: TimerStore<I>, I: WheelIndex> Wheel<S, I> {
 /// link `core::fmt` for it).
 #[cold]
 fn out_of_range() -> ! {
-    panic!("dinah: timer wheel index out of range")
+    crate::fmt::fail!("dinah: timer wheel index out of range")
 }
 
 #[cfg(test)]

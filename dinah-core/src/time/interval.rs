@@ -7,6 +7,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 use core::time::Duration;
 
+use super::divisor::bitwise_div;
 use super::{Sleep, TimerDriver, ZeroPeriod, ticks_in};
 
 /// What an [`Interval`] does when it fell behind: when a tick completes so
@@ -100,7 +101,9 @@ impl<D: TimerDriver> Interval<D> {
                 MissedTicks::Burst => next,
                 MissedTicks::Delay => now.saturating_add(self.period),
                 MissedTicks::Skip => {
-                    let behind = (now - due) / self.period + 1;
+                    // Rare (ticks were missed), so the small bitwise
+                    // division rather than a library call.
+                    let behind = bitwise_div(now - due, self.period) + 1;
                     due.saturating_add(behind.saturating_mul(self.period))
                 }
             }

@@ -1,7 +1,9 @@
 //! Time: futures that wait for a deadline ([`Sleep`], `timeout`,
 //! [`Interval`]), the store that serves them on firmware ([`Timers`]), a
-//! 32-bit counter widened to 64 bits ([`WideCounter`]) and the tickless
-//! idle that sets the binary's alarm ([`Tickless`], [`Alarm`]).
+//! 32-bit counter widened to 64 bits ([`WideCounter`]), the tickless
+//! idle that sets the binary's alarm ([`Tickless`], [`Alarm`]), and
+//! division by a fixed number without a division routine ([`Divisor`]),
+//! which the timers' conversions use so that a 32-bit core links none.
 //!
 //! # The path of a timer
 //!
@@ -43,6 +45,7 @@ use crate::raw::TimerKey;
 use crate::telemetry::Clock;
 
 mod alarm;
+mod divisor;
 mod error;
 mod figures;
 mod interval;
@@ -51,6 +54,7 @@ mod timers;
 mod wide;
 
 pub use alarm::{Alarm, Tickless};
+pub use divisor::Divisor;
 pub use error::{Elapsed, TimerFull, ZeroPeriod};
 pub use figures::TimerFigures;
 pub use interval::{Interval, MissedTicks};
@@ -186,10 +190,10 @@ pub(crate) async fn race_deadline<D: TimerDriver, F: Future>(
 /// saturating at `u64::MAX`.
 #[must_use]
 pub fn ticks_in(duration: Duration, ticks_per_second: u64) -> u64 {
+    const BILLION: Divisor = Divisor::new(1_000_000_000);
     let whole = duration.as_secs().saturating_mul(ticks_per_second);
-    let part = u64::from(duration.subsec_nanos())
-        .saturating_mul(ticks_per_second)
-        .div_ceil(1_000_000_000);
+    let part =
+        BILLION.div_ceil(u64::from(duration.subsec_nanos()).saturating_mul(ticks_per_second));
     whole.saturating_add(part)
 }
 

@@ -111,3 +111,64 @@ fn the_wide_counter_crosses_the_wrap() {
         "the same reading again is no wrap"
     );
 }
+
+#[test]
+fn durations_become_ticks_exactly_at_any_rate() {
+    // Rates that do not divide a second evenly, and round ones.
+    for per_second in [1, 3, 1_000, 32_768, 12_000_000, 16_000_000, 1_000_000_007] {
+        for nanos in [
+            0,
+            1,
+            30_517,
+            30_518,
+            999_999,
+            1_000_000,
+            123_456_789,
+            999_999_999,
+        ] {
+            let duration = Duration::new(7, nanos);
+            let exact = (u128::from(duration.as_nanos() as u64) * u128::from(per_second))
+                .div_ceil(1_000_000_000);
+            assert_eq!(
+                u128::from(ticks_in(duration, per_second)),
+                exact,
+                "{duration:?} at {per_second} Hz"
+            );
+        }
+    }
+}
+
+#[test]
+fn lags_are_recorded_in_whole_microseconds_at_the_clock_s_rate() {
+    use crate::raw::{TimerBook, TimerEntry};
+    let mut book: TimerBook<[TimerEntry<u16>; 2], u16> =
+        TimerBook::new([const { TimerEntry::VACANT }; 2]);
+    let waker = core::task::Waker::noop();
+    // A 32,768 Hz clock: 100 ticks late is 3,051.7 us, recorded as 3,051.
+    let key = book.reserve().unwrap();
+    assert!(book.poll(key, 1_000, 1_100, 32_768, waker).is_ready());
+    book.release(key);
+    // The same book read at another rate converts at that rate.
+    let key = book.reserve().unwrap();
+    assert!(book.poll(key, 1_000, 1_007, 1_000, waker).is_ready());
+    book.release(key);
+    let figures = book.figures();
+    assert_eq!(figures.lag_micros.count(), 2);
+    assert_eq!(figures.lag_micros.sum(), 3_051 + 7_000);
+    assert_eq!(figures.lag_micros.max(), 7_000);
+    assert_eq!(*book.current_figures(), figures, "in place, the same");
+}
+
+#[test]
+fn figures_read_in_place_match_the_copy() {
+    static CLOCK: VirtualClock = VirtualClock(AtomicU64::new(0));
+    static TIMERS: Timers<2, &VirtualClock> = Timers::new(&CLOCK);
+    let armed = TIMERS.try_sleep(Duration::from_millis(5)).unwrap();
+    let mut armed = core::pin::pin!(armed);
+    let mut cx = Context::from_waker(core::task::Waker::noop());
+    assert!(armed.as_mut().poll(&mut cx).is_pending());
+    let copy = TIMERS.figures();
+    assert_eq!(copy.armed, 1);
+    assert_eq!(TIMERS.read_figures(Clone::clone), copy);
+    assert_eq!(TIMERS.read_figures(|figures| figures.armed), 1);
+}

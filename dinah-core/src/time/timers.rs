@@ -140,9 +140,23 @@ impl<const T: usize, C: Clock> Timers<T, C> {
     }
 
     /// The store's figures.
+    ///
+    /// A copy: [`read_figures`](Self::read_figures) reads them in place.
     #[must_use]
     pub fn figures(&self) -> TimerFigures {
         self.with(|book| book.figures())
+    }
+
+    /// Runs `read` on the store's figures in place and returns what it
+    /// returns.
+    ///
+    /// [`TimerFigures`] holds a histogram of a few hundred bytes; reading
+    /// the few numbers wanted here copies nothing else, and on a core whose
+    /// copies of that size call `memcpy` it links no copy routine. `read`
+    /// runs inside the store's critical section, so it should be short:
+    /// take the numbers out, and log or send them after.
+    pub fn read_figures<R>(&self, read: impl FnOnce(&TimerFigures) -> R) -> R {
+        self.with(|book| read(book.current_figures()))
     }
 
     /// Counts a completion as late in [`TimerFigures::late`] when its lag

@@ -22,12 +22,23 @@ pub fn exit_failure() -> ! {
     loop {}
 }
 
-/// Logs `what` and fails the run unless `holds`.
-pub fn check(holds: bool, what: &str) {
-    if !holds {
-        defmt::error!("check failed: {=str}", what);
-        exit_failure();
-    }
+/// Fails the run unless `$holds`, logging `$what` (a string literal,
+/// interned by defmt: its text stays in the ELF's non-loaded `.defmt`
+/// section, not in flash).
+#[macro_export]
+macro_rules! check {
+    ($holds:expr, $what:literal $(,)?) => {
+        if !$holds {
+            $crate::check_failed(defmt::intern!($what))
+        }
+    };
+}
+
+/// Logs the failed check `what` and fails the run; see [`check!`].
+#[cold]
+pub fn check_failed(what: defmt::Str) -> ! {
+    defmt::error!("check failed: {=istr}", what);
+    exit_failure()
 }
 
 /// Names the running context for a `ReadyQueue::with_context`: 0 in thread
@@ -99,7 +110,7 @@ pub mod cost {
     /// Logs the two counts of `what` and, on thumbv7m, the instructions per
     /// round (valid under `-icount shift=0`).
     pub fn report(what: &str, short: u32, long: u32) {
-        crate::check(long > short, "more rounds take longer");
+        crate::check!(long > short, "more rounds take longer");
         defmt::info!("target {=str}", crate::TARGET);
         defmt::info!(
             "{=str}: SysTick ticks for {=u32} and {=u32} rounds: {=u32} and {=u32}",
@@ -159,13 +170,29 @@ pub mod tickless {
     static INTERRUPTS: Mutex<Cell<u32>> = Mutex::new(Cell::new(0));
 
     /// The core clock on each board: QEMU's lm3s6965evb runs SysTick at
-    /// 12 MHz; its microbit board at 16 MHz.
-    pub fn core_hz() -> u64 {
-        if super::TARGET.starts_with("thumbv6m") {
+    /// 12 MHz; its microbit board at 16 MHz. A constant, so that divisions
+    /// by it fold at compile time.
+    pub const fn core_hz() -> u64 {
+        const fn on_thumbv6m() -> bool {
+            let (target, prefix) = (super::TARGET.as_bytes(), b"thumbv6m");
+            if target.len() < prefix.len() {
+                return false;
+            }
+            let mut at = 0;
+            while at < prefix.len() {
+                if target[at] != prefix[at] {
+                    return false;
+                }
+                at += 1;
+            }
+            true
+        }
+        const HZ: u64 = if on_thumbv6m() {
             16_000_000
         } else {
             12_000_000
-        }
+        };
+        HZ
     }
 
     /// Starts SysTick on the core clock with the longest period, its

@@ -125,12 +125,12 @@ fn queue_and_drain() {
                     queue.capacity(),
                     n
                 );
-                check(back() == Ok(50), "the refused task comes back intact");
+                check!(back() == Ok(50), "the refused task comes back intact");
             }
-            Err(_) => check(false, "a full queue refuses with Full"),
+            Err(_) => check!(false, "a full queue refuses with Full"),
         }
     }
-    check(queue.is_full(), "queue is full after four pushes");
+    check!(queue.is_full(), "queue is full after four pushes");
 
     let mut results = [Ok(0); QUEUE_CAPACITY];
     let ran = drain(&mut queue, |index, result| {
@@ -149,18 +149,18 @@ fn queue_and_drain() {
             *slot = result;
         }
     });
-    check(ran == QUEUE_CAPACITY, "the drain ran every queued task");
-    check(queue.is_empty(), "the queue is empty after the drain");
-    check(
+    check!(ran == QUEUE_CAPACITY, "the drain ran every queued task");
+    check!(queue.is_empty(), "the queue is empty after the drain");
+    check!(
         results == [Ok(10), Ok(20), Err(30), Ok(40)],
         "results come back in FIFO order",
     );
     info!("drain ran {=usize} tasks in FIFO order", ran);
 
     // The ring is now exactly full; one more event is refused and counted.
-    check(TRACE.is_full(), "trace ring is full after the drain");
+    check!(TRACE.is_full(), "trace ring is full after the drain");
     let extra = TraceEvent::new(task_id(5), TraceEventKind::Submitted);
-    check(
+    check!(
         TRACE.record(extra).is_err(),
         "a full ring refuses a new event",
     );
@@ -168,7 +168,7 @@ fn queue_and_drain() {
     for event in TRACE.drain() {
         info!("trace: {}", event);
     }
-    check(TRACE.rejected() == 1, "the refusal was counted");
+    check!(TRACE.rejected() == 1, "the refusal was counted");
 }
 
 /// One unit of cooperative work: a little integer mixing.
@@ -195,7 +195,7 @@ fn long_task(token: &CancellationToken) -> Option<u32> {
 
 fn cancellation_from_an_interrupt(syst: &mut cortex_m::peripheral::SYST) {
     let mut state = TaskState::Pending;
-    check(
+    check!(
         state.transition_to(TaskState::Running).is_ok(),
         "Pending -> Running",
     );
@@ -212,13 +212,13 @@ fn cancellation_from_an_interrupt(syst: &mut cortex_m::peripheral::SYST) {
     syst.disable_interrupt();
     syst.disable_counter();
 
-    check(
+    check!(
         STOP.is_cancellation_requested(),
         "the interrupt requested cancellation",
     );
-    check(steps.is_some(), "the long task observed the request");
+    check!(steps.is_some(), "the long task observed the request");
     info!("long task stopped at a safe point after the request");
-    check(
+    check!(
         state.transition_to(TaskState::Cancelled).is_ok(),
         "Running -> Cancelled",
     );
@@ -229,17 +229,17 @@ fn cancellation_from_an_interrupt(syst: &mut cortex_m::peripheral::SYST) {
     info!("long task {}: {}", LONG_TASK, state);
 
     match state.transition_to(TaskState::Running) {
-        Ok(()) => check(false, "a terminal state must not move again"),
+        Ok(()) => check!(false, "a terminal state must not move again"),
         Err(refused) => {
             info!("refused: {}", refused);
-            check(
+            check!(
                 refused.from() == TaskState::Cancelled,
                 "diagnostic keeps from",
             );
-            check(refused.to() == TaskState::Running, "diagnostic keeps to");
+            check!(refused.to() == TaskState::Running, "diagnostic keeps to");
         }
     }
-    check(
+    check!(
         state == TaskState::Cancelled,
         "a refused transition leaves the state alone",
     );
@@ -280,7 +280,7 @@ fn main() -> ! {
     expected.failed = 1;
     expected.cancellation_requested = 1;
     expected.cancellation_acknowledged = 1;
-    check(widen(snapshot) == expected, "metrics match the run");
+    check!(widen(snapshot) == expected, "metrics match the run");
     info!("all checks passed");
     exit_success()
 }

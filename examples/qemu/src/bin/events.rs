@@ -71,7 +71,7 @@ async fn logger() {
                 );
             }
             Err(refusal) => {
-                check(refusal == Refusal::Closed, "the logger sees the end");
+                check!(refusal == Refusal::Closed, "the logger sees the end");
                 info!("logger: closed");
                 return;
             }
@@ -113,7 +113,7 @@ fn main() -> ! {
     let mut averager = pin!(Some(averager()));
     let mut executor: AsyncExecutor<'_, SLOTS> =
         AsyncExecutor::new(&QUEUE).unwrap_or_else(|_| panic!("first executor"));
-    check(
+    check!(
         executor.try_spawn_named("logger", logger.as_mut()).is_ok()
             && executor
                 .try_spawn_named("averager", averager.as_mut())
@@ -150,7 +150,7 @@ fn main() -> ! {
         logged,
         averaged
     );
-    check(
+    check!(
         logged == INTERRUPTS && averaged == INTERRUPTS,
         "each waiter counted every raise once",
     );

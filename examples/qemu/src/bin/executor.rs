@@ -119,7 +119,7 @@ fn SysTick() {
     if WAITING_FOREVER.load(Ordering::Acquire) {
         // Taken once: later interrupts find nothing to cancel.
         if let Some(task) = critical_section::with(|cs| TIMER_TASK.borrow(cs).take()) {
-            check(
+            check!(
                 QUEUE.cancel(task).is_ok(),
                 "the interrupt cancels the timer task",
             );
@@ -149,7 +149,7 @@ fn main() -> ! {
         - size_of::<AsyncExecutor<'static, SLOTS>>())
         / 4;
     info!("RAM per task slot: {=usize} bytes", per_slot);
-    check(per_slot <= 20, "at most 20 bytes of RAM per slot");
+    check!(per_slot <= 20, "at most 20 bytes of RAM per slot");
 
     let mut worker_a = pin!(Some(chunked(0..3u32, |unit| info!("A {=u32}", unit))));
     let mut worker_b = pin!(Some(async {
@@ -172,7 +172,7 @@ fn main() -> ! {
     let a = executor.try_spawn(worker_a.as_mut()).ok();
     let b = executor.try_spawn(worker_b.as_mut()).ok();
     let timer = executor.try_spawn(timer_task.as_mut()).ok();
-    check(
+    check!(
         a.is_some() && b.is_some() && timer.is_some(),
         "three tasks fit three slots",
     );
@@ -211,7 +211,7 @@ fn main() -> ! {
         "A: {}, B: {}, timer task: {}",
         states[0], states[1], states[2]
     );
-    check(
+    check!(
         states
             == [
                 Some(TaskState::Completed),
@@ -220,11 +220,11 @@ fn main() -> ! {
             ],
         "final states",
     );
-    check(
+    check!(
         TIMER_TASK_DROPS.load(Ordering::Relaxed) == 1,
         "destructor ran once",
     );
-    check(executor.live_tasks() == 0, "no task left");
+    check!(executor.live_tasks() == 0, "no task left");
     info!("all checks passed");
     exit_success()
 }

@@ -50,11 +50,11 @@ static TICKS: AtomicU32 = AtomicU32::new(0);
 fn SysTick() {
     let event = TICKS.fetch_add(1, Ordering::Relaxed) + 1;
     match event {
-        1..=4 => check(
+        1..=4 => check!(
             EVENTS_IN.try_send(event).is_ok(),
             "the interrupt hands the event on",
         ),
-        5..=EVENTS => check(JOBS.try_spawn(event).is_ok(), "the interrupt spawns a job"),
+        5..=EVENTS => check!(JOBS.try_spawn(event).is_ok(), "the interrupt spawns a job"),
         _ => {}
     }
 }
@@ -82,12 +82,12 @@ fn main() -> ! {
                 break;
             };
             info!("task: event {=u32} spawns a job", event);
-            check(JOBS.try_spawn(event).is_ok(), "the task spawns a job");
+            check!(JOBS.try_spawn(event).is_ok(), "the task spawns a job");
         }
     }));
     let first = JOBS.worker(|event| job(1, event));
     let second = JOBS.worker(|event| job(2, event));
-    check(
+    check!(
         JOBS.worker(|event| job(3, event)).is_err(),
         "a third worker is refused",
     );
@@ -103,7 +103,7 @@ fn main() -> ! {
 
     let mut executor: AsyncExecutor<'_, SLOTS> =
         AsyncExecutor::new(&QUEUE).unwrap_or_else(|_| panic!("first executor"));
-    check(
+    check!(
         executor.try_spawn_named("worker 1", first.as_mut()).is_ok()
             && executor
                 .try_spawn_named("worker 2", second.as_mut())
@@ -123,7 +123,7 @@ fn main() -> ! {
     executor.run_until(
         async {
             let all = DONE.acquire_many(EVENTS).await;
-            check(all.is_ok(), "six jobs done");
+            check!(all.is_ok(), "six jobs done");
             if let Ok(all) = all {
                 all.forget();
             }
@@ -139,7 +139,7 @@ fn main() -> ! {
         "pool: {=u32} workers ran {=u64} jobs ({=u64} spawned, {=u64} refused)",
         figures.workers, figures.finished, figures.spawned, figures.refused
     );
-    check(
+    check!(
         figures.workers == 2 && figures.finished == u64::from(EVENTS) && figures.refused == 0,
         "two workers' storage served every job",
     );

@@ -51,12 +51,12 @@ fn main() -> ! {
     let mut executor: Executor<'_> =
         AsyncExecutor::new(&QUEUE).unwrap_or_else(|_| panic!("first executor"));
     let times: Times = PollTimes::new(SysTickNow, u64::MAX);
-    check(executor.try_spawn(task.as_mut()).is_ok(), "spawn");
+    check!(executor.try_spawn(task.as_mut()).is_ok(), "spawn");
     executor.tick_observed(1, &times);
 
     let short = measure(&mut executor, &times, SHORT);
     let long = measure(&mut executor, &times, LONG);
-    check(
+    check!(
         times.figures().wake_to_poll.count() == u64::from(SHORT + LONG),
         "every woken poll was timed",
     );

@@ -48,7 +48,7 @@ fn round(cx: &mut Context<'_>) {
     NOW.fetch_add(100, Ordering::Relaxed);
     let fired = TIMERS.expire();
     let done = sleep.as_mut().poll(cx).is_ready();
-    check(armed && fired == 1 && done, "armed, fired, completed");
+    check!(armed && fired == 1 && done, "armed, fired, completed");
 }
 
 fn measure(rounds: u32) -> u32 {
@@ -67,7 +67,7 @@ fn main() -> ! {
     let long = measure(LONG);
     cost::report("timer fire", short, long);
     let figures = TIMERS.figures();
-    check(
+    check!(
         figures.fired == u64::from(SHORT + LONG) && figures.armed == 0,
         "every round fired once",
     );

@@ -38,7 +38,7 @@ fn main() -> ! {
     let mut task = pin!(Some(cost::yield_forever()));
     let mut executor: AsyncExecutor<'_, 1> =
         AsyncExecutor::new(&QUEUE).unwrap_or_else(|_| panic!("first executor"));
-    check(executor.try_spawn(task.as_mut()).is_ok(), "spawn");
+    check!(executor.try_spawn(task.as_mut()).is_ok(), "spawn");
     executor.tick(1);
 
     let short = measure(&mut executor, SHORT);

@@ -106,7 +106,7 @@ fn main() -> ! {
     let per_task: TaskTimes<SysTicks, SLOTS> = TaskTimes::new(SysTicks);
     let polite = executor.try_spawn(polite.as_mut()).ok();
     let spinner = executor.try_spawn(spinner.as_mut()).ok();
-    check(
+    check!(
         polite.is_some() && spinner.is_some(),
         "two tasks fit two slots",
     );
@@ -125,36 +125,36 @@ fn main() -> ! {
     peripherals.SYST.disable_interrupt();
     peripherals.SYST.disable_counter();
 
-    check(
+    check!(
         executor.task_state(polite) == Some(TaskState::Completed)
             && executor.task_state(spinner) == Some(TaskState::Completed),
         "both tasks completed",
     );
-    check(REPORTS.load(Ordering::Relaxed) == 1, "one report");
-    check(WATCH.blocked(0).is_none(), "no poll running after the run");
+    check!(REPORTS.load(Ordering::Relaxed) == 1, "one report");
+    check!(WATCH.blocked(0).is_none(), "no poll running after the run");
     let figures = times.figures();
     let (waits, first) = (&figures.wake_to_poll, &figures.first_poll_delay);
-    check(
+    check!(
         first.count() == 2 && waits.count() == 3,
         "two first polls and three woken polls were timed",
     );
-    check(
+    check!(
         waits.max() >= BLOCKED_TICKS,
         "the polite task waited behind the spinner at least as long as it blocked",
     );
-    check(figures.long_polls == 1, "one long poll: the spinner's");
+    check!(figures.long_polls == 1, "one long poll: the spinner's");
     // Per task: the spinner is the one that ran long, the polite task the
     // one that waited.
     let (culprit, victim) = (per_task.task(spinner), per_task.task(polite));
-    check(
+    check!(
         culprit.is_some_and(|t| t.polls == 1 && t.longest_poll >= BLOCKED_TICKS),
         "the spinner's one poll ran at least as long as it blocked",
     );
-    check(
+    check!(
         victim.is_some_and(|t| t.polls == 4 && t.longest_poll < BLOCKED_TICKS),
         "the polite task's four polls were short",
     );
-    check(
+    check!(
         victim.is_some_and(|t| t.longest_wake_to_poll >= BLOCKED_TICKS),
         "the polite task is the one that waited",
     );

@@ -53,6 +53,7 @@ impl PollStamp {
 
     /// A poll of `task` began at `at`. The writer only, with no poll
     /// running.
+    #[inline]
     pub fn start(&self, task: TaskId, at: u64) {
         use crate::atomic::{Ordering, fence};
         // Orders the previous poll's end before the stores below: a reader
@@ -69,6 +70,7 @@ impl PollStamp {
     }
 
     /// That poll ended. The writer only.
+    #[inline]
     pub fn end(&self) {
         self.sequence.fetch_add(1, crate::atomic::Ordering::Release);
     }
@@ -96,6 +98,7 @@ impl PollStamp {
 
     /// Whether a poll is running now.
     #[must_use]
+    #[inline]
     pub fn is_polling(&self) -> bool {
         self.sequence.load(crate::atomic::Ordering::Relaxed) & 1 == 1
     }

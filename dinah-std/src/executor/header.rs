@@ -86,8 +86,9 @@ impl<M: Measure> Wake for Header<M> {
         // The telemetry sees the wake before the executor can poll the task
         // (its ready stamp must come first); a hook's panic is held until
         // the wake is queued, then reaches the waker's caller.
+        // No scope when no hook is the user's code: nothing can panic.
         let hooks = self.probes().map(|(probe, slot)| {
-            let scope = HookScope::enter();
+            let scope = probe.runs_user_code().then(HookScope::enter);
             match marked {
                 Ok(true) => {
                     let polling = if here { hub.stack.polling() } else { 0 };
@@ -102,7 +103,7 @@ impl<M: Measure> Wake for Header<M> {
             hub.stack.push(&self.cell);
             hub.driver.unpark();
         }
-        if let Some(scope) = hooks {
+        if let Some(Some(scope)) = hooks {
             scope.exit();
         }
     }

@@ -248,13 +248,19 @@ impl ExecProbe {
         slot.live.store(true, Ordering::Relaxed);
     }
 
+    /// Whether a hook runs the user's code (see
+    /// [`Probe::runs_user_code`](crate::telemetry::Probe)).
+    pub(crate) fn runs_user_code(&self) -> bool {
+        self.probe.runs_user_code()
+    }
+
     /// A wake queued the slot's task (any thread). `during_poll`: the wake
     /// comes from a poll on the executor's own thread. Then no clock is
     /// read: a task that woke itself is ready when its poll ends (stamped
     /// there), and another task is stamped with the running poll's start (so
     /// its wait may count up to the rest of that poll, which it could not
     /// have run before anyway).
-    #[inline(never)]
+    #[inline]
     pub(crate) fn woken(&self, slot: &TaskProbe, self_wake: bool, during_poll: bool) {
         slot.waiting.clear();
         add(&slot.wakes, 1);
@@ -305,9 +311,10 @@ impl ExecProbe {
         let ready = slot.ready.take();
         slot.waiting.clear();
         slot.timer_due.clear();
+        // What earlier polls on this thread noted they wait on: forgotten.
         crate::time::take_armed();
         crate::sync::take_wait();
-        crate::io::take_wait();
+        crate::io::clear_wait();
         let task = slot.id();
         let waited = if first {
             Waited::FirstPoll(now.saturating_sub(slot.spawned.get().unwrap_or(now)))

@@ -418,7 +418,7 @@ impl<'a, M: Measure> Inner<'a, M> {
             },
             budget,
         );
-        if M::MEASURED {
+        if M::MEASURED && self.probe().is_some_and(ExecProbe::runs_user_code) {
             // A telemetry hook that panicked during the tick: its panic
             // reaches the caller now that every task is settled.
             resume_hook_panic();
@@ -519,7 +519,7 @@ impl<'a, M: Measure> Inner<'a, M> {
                     probe.main_poll_ended();
                 }
                 self.hub.stack.set_polling(0);
-                if M::MEASURED {
+                if M::MEASURED && self.probe().is_some_and(ExecProbe::runs_user_code) {
                     resume_hook_panic();
                 }
                 if let Poll::Ready(output) = poll {

@@ -143,6 +143,11 @@ pub(crate) fn note_wait(token: mio::Token, interest: Interest) {
     let _ = WAIT.try_with(|wait| wait.set(Some((token, interest))));
 }
 
+/// Forgets the socket wait the last poll on this thread left, if any.
+pub(crate) fn clear_wait() {
+    let _ = WAIT.try_with(|wait| wait.set(None));
+}
+
 /// Takes (and clears) the socket wait the last poll on this thread left,
 /// named by the reactor of the executor running here.
 pub(crate) fn take_wait() -> Option<IoWait> {

@@ -25,7 +25,12 @@ use super::StdClock;
 /// ```
 #[derive(Clone)]
 pub struct TelemetryConfig {
-    pub(crate) clock: Arc<dyn Clock + Send + Sync>,
+    /// The clock [`with_clock`](Self::with_clock) chose; `None` for
+    /// `std_clock`.
+    pub(crate) clock: Option<Arc<dyn Clock + Send + Sync>>,
+    /// The default clock, read directly (it is not the user's code: it
+    /// cannot panic, and needs no dynamic call or conversion).
+    pub(crate) std_clock: StdClock,
     pub(crate) sink: Option<Arc<dyn Sink + Send + Sync>>,
     pub(crate) observer: Option<Arc<dyn PollObserver + Send + Sync>>,
     pub(crate) long_poll: Duration,
@@ -37,7 +42,8 @@ impl TelemetryConfig {
     #[must_use]
     pub fn new() -> Self {
         Self {
-            clock: Arc::new(StdClock::new()),
+            clock: None,
+            std_clock: StdClock::new(),
             sink: None,
             observer: None,
             long_poll: Duration::from_micros(50),
@@ -49,7 +55,7 @@ impl TelemetryConfig {
     /// deterministic in tests.
     #[must_use]
     pub fn with_clock(mut self, clock: impl Clock + Send + Sync + 'static) -> Self {
-        self.clock = Arc::new(clock);
+        self.clock = Some(Arc::new(clock));
         self
     }
 

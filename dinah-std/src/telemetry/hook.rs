@@ -111,21 +111,38 @@ impl HookScope {
 pub(crate) struct Probe {
     pub(crate) config: TelemetryConfig,
     long_poll_ns: u64,
+    /// Whether any hook is the user's code (a chosen clock, a sink, an
+    /// observer), whose panic must be caught and held. Without one, nothing
+    /// the probe calls can panic, and the callers skip the holding.
+    user_code: bool,
 }
 
 impl Probe {
     pub(crate) fn new(config: TelemetryConfig) -> Self {
         let long_poll_ns = u64::try_from(config.long_poll.as_nanos()).unwrap_or(u64::MAX);
+        let user_code =
+            config.clock.is_some() || config.sink.is_some() || config.observer.is_some();
         Self {
             config,
             long_poll_ns,
+            user_code,
         }
+    }
+
+    /// Whether a hook of this probe runs the user's code, which may panic
+    /// (see [`resume_hook_panic`]). When it is `false`, no panic is ever
+    /// held for this probe's hooks.
+    pub(crate) fn runs_user_code(&self) -> bool {
+        self.user_code
     }
 
     /// Now, in nanoseconds of the configured clock (0 if the clock
     /// panicked; the panic is held for the thread).
+    #[inline]
     pub(crate) fn now(&self) -> u64 {
-        let clock = &*self.config.clock;
+        let Some(clock) = &self.config.clock else {
+            return dinah_core::telemetry::Clock::now(&self.config.std_clock);
+        };
         let Some((ticks, per_second)) = guarded(|| (clock.now(), clock.ticks_per_second())) else {
             return 0;
         };

@@ -249,6 +249,50 @@ fn polls_in_one_run_start_where_the_one_before_ended_and_wakes_inside_take_its_s
     let mut waited = Log2Histogram::new();
     waited.record(12); // ready from 5, polled at 17
     assert_eq!(figures.wake_to_poll, waited);
+    assert_eq!(
+        (figures.wakes, figures.self_wakes),
+        (1, 0),
+        "a wake from another task's poll counts once, not as a self-wake"
+    );
+}
+
+#[test]
+fn wakes_from_the_task_itself_another_task_and_another_thread_all_count() {
+    let executor =
+        LocalExecutor::with_telemetry(ExecutorConfig::default(), TelemetryConfig::new()).unwrap();
+    let signal = Signal::default();
+    // Runs the executor until `signal` has a waiter.
+    let until_waited_on = || {
+        executor.block_on(async {
+            while signal.0.lock().unwrap().1.is_none() {
+                dinah::yield_now().await;
+            }
+        })
+    };
+    // One task, woken three ways: by itself, by another task's poll, and
+    // from another thread while the executor is not running.
+    let woken = {
+        let signal = signal.clone();
+        executor.try_spawn(async move {
+            dinah::yield_now().await;
+            signal.wait().await;
+            signal.wait().await;
+        })
+    }
+    .unwrap();
+    until_waited_on(); // it woke itself, then waits
+    let waker = {
+        let signal = signal.clone();
+        executor.try_spawn(async move { signal.fire() }).unwrap()
+    };
+    executor.block_on(waker).unwrap();
+    until_waited_on(); // woken by `waker`'s poll, it waits again
+    std::thread::scope(|scope| {
+        scope.spawn(|| signal.fire());
+    });
+    executor.block_on(woken).unwrap();
+    let figures = executor.monitor().figures();
+    assert_eq!((figures.wakes, figures.self_wakes), (3, 1));
 }
 
 #[test]

@@ -92,7 +92,7 @@ impl<M: Measure> Wake for Header<M> {
             match marked {
                 Ok(true) => {
                     let polling = if here { hub.stack.polling() } else { 0 };
-                    probe.woken(slot, polling == index + 1, polling != 0);
+                    probe.woken(slot, here, polling == index + 1, polling != 0);
                 }
                 Ok(false) => {}
                 Err(_) => probe.stale(slot),

@@ -50,7 +50,13 @@ pub(crate) struct TaskProbe {
     /// How long its first poll waited after its submission.
     first_poll_delay: Stamp,
     polls: AtomicU64,
+    /// Wakes from other threads (any writer).
     wakes: AtomicU64,
+    /// Wakes from the executor's own thread while it runs: one writer, so
+    /// a load and a store, no read-modify-write. Readers add both.
+    local_wakes: AtomicU64,
+    /// Only ever counted on the executor's thread (a self-wake is made
+    /// by the task's own poll): one writer.
     self_wakes: AtomicU64,
     stale_wakes: AtomicU64,
     busy: AtomicU64,
@@ -75,6 +81,7 @@ impl TaskProbe {
             first_poll_delay: Stamp::new(),
             polls: AtomicU64::new(0),
             wakes: AtomicU64::new(0),
+            local_wakes: AtomicU64::new(0),
             self_wakes: AtomicU64::new(0),
             stale_wakes: AtomicU64::new(0),
             busy: AtomicU64::new(0),
@@ -158,7 +165,10 @@ pub(crate) struct ExecProbe {
     last_full: Stamp,
     polls: AtomicU64,
     long_polls: AtomicU64,
+    /// As `TaskProbe`'s: wakes from other threads, wakes from the
+    /// executor's thread (one writer), self-wakes (one writer).
     wakes: AtomicU64,
+    local_wakes: AtomicU64,
     self_wakes: AtomicU64,
     stale_wakes: AtomicU64,
 }
@@ -178,6 +188,7 @@ impl ExecProbe {
             polls: AtomicU64::new(0),
             long_polls: AtomicU64::new(0),
             wakes: AtomicU64::new(0),
+            local_wakes: AtomicU64::new(0),
             self_wakes: AtomicU64::new(0),
             stale_wakes: AtomicU64::new(0),
         }
@@ -232,6 +243,7 @@ impl ExecProbe {
         for counter in [
             &slot.polls,
             &slot.wakes,
+            &slot.local_wakes,
             &slot.self_wakes,
             &slot.stale_wakes,
             &slot.busy,
@@ -254,24 +266,32 @@ impl ExecProbe {
         self.probe.runs_user_code()
     }
 
-    /// A wake queued the slot's task (any thread). `during_poll`: the wake
-    /// comes from a poll on the executor's own thread. Then no clock is
+    /// A wake queued the slot's task (any thread). `here`: the wake comes
+    /// from the executor's own thread while it runs (so its counts need no
+    /// read-modify-write). `during_poll`: it comes from a poll there. Then no clock is
     /// read: a task that woke itself is ready when its poll ends (stamped
     /// there), and another task is stamped with the running poll's start (so
     /// its wait may count up to the rest of that poll, which it could not
     /// have run before anyway).
     #[inline]
-    pub(crate) fn woken(&self, slot: &TaskProbe, self_wake: bool, during_poll: bool) {
-        slot.waiting.clear();
-        add(&slot.wakes, 1);
-        add(&self.wakes, 1);
+    pub(crate) fn woken(&self, slot: &TaskProbe, here: bool, self_wake: bool, during_poll: bool) {
         if self_wake {
-            add(&slot.self_wakes, 1);
-            add(&self.self_wakes, 1);
-        }
-        if during_poll && self_wake {
+            // From the task's own poll (so on the executor's thread, and
+            // the task is not waiting: its poll's start cleared that).
+            add_single_writer(&slot.local_wakes, 1);
+            add_single_writer(&self.local_wakes, 1);
+            add_single_writer(&slot.self_wakes, 1);
+            add_single_writer(&self.self_wakes, 1);
             slot.woke_itself.store(true, Ordering::Relaxed);
             return;
+        }
+        slot.waiting.clear();
+        if here {
+            add_single_writer(&slot.local_wakes, 1);
+            add_single_writer(&self.local_wakes, 1);
+        } else {
+            add(&slot.wakes, 1);
+            add(&self.wakes, 1);
         }
         let now = match (during_poll, self.last.get()) {
             (true, Some(last)) => last,
@@ -279,12 +299,7 @@ impl ExecProbe {
         };
         slot.ready.set_if_unset(now);
         if let Some(task) = slot.id() {
-            let kind = if self_wake {
-                TraceEventKind::SelfWoken
-            } else {
-                TraceEventKind::Woken
-            };
-            self.probe.emit(task, kind, now);
+            self.probe.emit(task, TraceEventKind::Woken, now);
         }
     }
 
@@ -385,7 +400,12 @@ impl ExecProbe {
             hist.poll_time.record(micros(took));
         }
         let task = slot.id();
-        if slot.woke_itself.swap(false, Ordering::Relaxed) && ended.is_none() {
+        // Set and cleared on the executor's thread only: no swap needed.
+        let woke_itself = slot.woke_itself.load(Ordering::Relaxed);
+        if woke_itself {
+            slot.woke_itself.store(false, Ordering::Relaxed);
+        }
+        if woke_itself && ended.is_none() {
             slot.ready.set_if_unset(now);
             if let Some(task) = task {
                 self.probe.emit(task, TraceEventKind::SelfWoken, now);
@@ -503,7 +523,7 @@ impl ExecProbe {
         figures.rejected = load(&self.rejected);
         figures.polls = load(&self.polls);
         figures.long_polls = load(&self.long_polls);
-        figures.wakes = load(&self.wakes);
+        figures.wakes = load(&self.wakes).wrapping_add(load(&self.local_wakes));
         figures.self_wakes = load(&self.self_wakes);
         figures.stale_wakes = load(&self.stale_wakes);
         figures
@@ -535,7 +555,7 @@ impl ExecProbe {
                 let mut figures = TaskFigures::new(task, MICROS_PER_SECOND);
                 figures.name = slot.name();
                 figures.polls = load(&slot.polls);
-                figures.wakes = load(&slot.wakes);
+                figures.wakes = load(&slot.wakes).wrapping_add(load(&slot.local_wakes));
                 figures.self_wakes = load(&slot.self_wakes);
                 figures.stale_wakes = load(&slot.stale_wakes);
                 figures.busy = micros(load(&slot.busy));

@@ -78,6 +78,19 @@ fn clocks_never_go_back() {
     assert_eq!(NoClock.now(), NoClock.now());
 }
 
+#[test]
+fn every_std_clock_reads_the_same_time() {
+    // Made at different times, in different ways, they share one origin:
+    // readings interleaved across them never go back.
+    let early = StdClock::new();
+    let mut readings = vec![early.now()];
+    for _ in 0..100 {
+        readings.push(StdClock::default().now());
+        readings.push(early.now());
+    }
+    assert!(readings.windows(2).all(|pair| pair[0] <= pair[1]));
+}
+
 /// A tick counter an "interrupt" (here, the test) advances.
 struct Ticks(std::sync::atomic::AtomicU64);
 

@@ -66,13 +66,25 @@ impl PollStamp {
         self.at_low.store(at as u32, Ordering::Relaxed);
         self.at_high.store((at >> 32) as u32, Ordering::Relaxed);
         // Odd: the fields above are published.
-        self.sequence.fetch_add(1, Ordering::Release);
+        self.advance();
     }
 
     /// That poll ended. The writer only.
     #[inline]
     pub fn end(&self) {
-        self.sequence.fetch_add(1, crate::atomic::Ordering::Release);
+        self.advance();
+    }
+
+    /// Moves the sequence on by one, releasing what the writer stored
+    /// before. A load and a store, not a read-modify-write: there is one
+    /// writer, and no locked operation (on a core without them, no critical
+    /// section) is needed.
+    #[inline]
+    fn advance(&self) {
+        use crate::atomic::Ordering;
+        let sequence = self.sequence.load(Ordering::Relaxed);
+        self.sequence
+            .store(sequence.wrapping_add(1), Ordering::Release);
     }
 
     /// The poll running now and its start, or `None`. Any thread or

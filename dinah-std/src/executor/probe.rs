@@ -28,7 +28,7 @@ pub(crate) struct TaskProbe {
     /// That task's name, if it was given one.
     name: Mutex<Option<&'static str>>,
     /// Since when it has been ready (spawned or woken), if it is.
-    ready: Stamp,
+    ready: ReadyStamp,
     /// Since when it has been pending after a poll with no wake, if it is.
     waiting: Stamp,
     /// It woke itself during its running poll: stamped and traced at the
@@ -70,7 +70,7 @@ impl TaskProbe {
             task: AtomicU64::new(0),
             live: AtomicBool::new(false),
             name: Mutex::new(None),
-            ready: Stamp::new(),
+            ready: ReadyStamp::new(),
             waiting: Stamp::new(),
             woke_itself: AtomicBool::new(false),
             timer_due: Stamp::new(),
@@ -108,6 +108,86 @@ impl TaskProbe {
             None
         }
     }
+}
+
+/// Since when a task has been ready: stamped by the executor's thread (its
+/// spawns, its polls' wakes, a poll's end) in one stamp that only it writes,
+/// with plain stores; and by wakes from other threads in another, with a
+/// compare-and-swap. The earlier of the two counts. So a task that the
+/// executor's own thread makes ready costs no locked operation.
+///
+/// Each is a time `t` stored as `t + 1`, 0 being "not ready" (as [`Stamp`]).
+struct ReadyStamp {
+    here: AtomicU64,
+    elsewhere: AtomicU64,
+}
+
+impl ReadyStamp {
+    const fn new() -> Self {
+        Self {
+            here: AtomicU64::new(0),
+            elsewhere: AtomicU64::new(0),
+        }
+    }
+
+    /// Ready since `at` (the executor's thread), unless already ready.
+    fn set_here(&self, at: u64) {
+        if self.here.load(Ordering::Relaxed) == 0 {
+            self.here.store(at.saturating_add(1), Ordering::Relaxed);
+        }
+    }
+
+    /// Ready since `at` (any thread), unless already ready.
+    fn set_elsewhere(&self, at: u64) {
+        if self.elsewhere.load(Ordering::Relaxed) == 0 {
+            let _ = self.elsewhere.compare_exchange(
+                0,
+                at.saturating_add(1),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        }
+    }
+
+    /// Since when, if ready. Any thread.
+    fn get(&self) -> Option<u64> {
+        earlier(
+            self.here.load(Ordering::Relaxed),
+            self.elsewhere.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Takes the stamp, leaving it unset: the executor's thread. A wake
+    /// from elsewhere that lands after this look stays for the next take.
+    fn take(&self) -> Option<u64> {
+        let here = self.here.load(Ordering::Relaxed);
+        self.here.store(0, Ordering::Relaxed);
+        let mut elsewhere = self.elsewhere.load(Ordering::Relaxed);
+        if elsewhere != 0 {
+            elsewhere = self.elsewhere.swap(0, Ordering::Relaxed);
+        }
+        earlier(here, elsewhere)
+    }
+
+    /// Ready since `at` and nothing earlier: a new task (the executor's
+    /// thread).
+    fn reset(&self, at: u64) {
+        self.here.store(at.saturating_add(1), Ordering::Relaxed);
+        self.elsewhere.store(0, Ordering::Relaxed);
+    }
+
+    /// Not ready: the task ended (the executor's thread).
+    fn clear(&self) {
+        self.here.store(0, Ordering::Relaxed);
+        self.elsewhere.store(0, Ordering::Relaxed);
+    }
+}
+
+/// The earlier of two stored stamps (`t + 1`, 0 for none): 0 becomes
+/// `u64::MAX` once 1 is taken off, so the smaller is the one set.
+fn earlier(a: u64, b: u64) -> Option<u64> {
+    let earlier = a.wrapping_sub(1).min(b.wrapping_sub(1));
+    (earlier != u64::MAX).then_some(earlier)
 }
 
 fn add(counter: &AtomicU64, by: u64) {
@@ -255,7 +335,7 @@ impl ExecProbe {
         slot.waiting.clear();
         slot.first_poll_delay.clear();
         slot.spawned.set(at);
-        slot.ready.set(at);
+        slot.ready.reset(at);
         slot.task.store(task.get(), Ordering::Relaxed);
         slot.live.store(true, Ordering::Relaxed);
     }
@@ -297,7 +377,11 @@ impl ExecProbe {
             (true, Some(last)) => last,
             _ => self.probe.now(),
         };
-        slot.ready.set_if_unset(now);
+        if here {
+            slot.ready.set_here(now);
+        } else {
+            slot.ready.set_elsewhere(now);
+        }
         if let Some(task) = slot.id() {
             self.probe.emit(task, TraceEventKind::Woken, now);
         }
@@ -406,7 +490,7 @@ impl ExecProbe {
             slot.woke_itself.store(false, Ordering::Relaxed);
         }
         if woke_itself && ended.is_none() {
-            slot.ready.set_if_unset(now);
+            slot.ready.set_here(now);
             if let Some(task) = task {
                 self.probe.emit(task, TraceEventKind::SelfWoken, now);
             }
@@ -422,7 +506,7 @@ impl ExecProbe {
                 }
                 self.clear(slot);
             }
-            None if queued => slot.ready.set_if_unset(now),
+            None if queued => slot.ready.set_here(now),
             None => {
                 slot.waiting.set(now);
                 match crate::sync::take_wait() {
@@ -666,5 +750,34 @@ impl ExecProbe {
             });
         }
         verdicts
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::ReadyStamp;
+
+    #[test]
+    fn the_earlier_of_the_two_stamps_counts_and_a_take_clears_both() {
+        let ready = ReadyStamp::new();
+        assert_eq!(ready.get(), None);
+        assert_eq!(ready.take(), None);
+        ready.set_elsewhere(10);
+        ready.set_here(20);
+        assert_eq!(ready.get(), Some(10), "woken elsewhere first");
+        ready.set_elsewhere(5);
+        ready.set_here(1);
+        assert_eq!(ready.get(), Some(10), "each keeps its first stamp");
+        assert_eq!(ready.take(), Some(10));
+        assert_eq!(ready.get(), None);
+        ready.set_here(7);
+        ready.set_elsewhere(9);
+        assert_eq!(ready.take(), Some(7), "woken here first");
+        ready.set_here(0);
+        assert_eq!(ready.get(), Some(0), "time zero is a time");
+        ready.reset(3);
+        assert_eq!(ready.get(), Some(3));
+        ready.clear();
+        assert_eq!(ready.get(), None);
     }
 }

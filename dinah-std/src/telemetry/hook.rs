@@ -221,27 +221,8 @@ impl Stamp {
         self.0.store(at.saturating_add(1), Ordering::Relaxed);
     }
 
-    /// Sets it only if it is unset. A stamp already set is seen with a
-    /// plain load, without the locked compare-and-swap.
-    pub(crate) fn set_if_unset(&self, at: u64) {
-        if self.0.load(Ordering::Relaxed) != 0 {
-            return;
-        }
-        let _ = self.0.compare_exchange(
-            0,
-            at.saturating_add(1),
-            Ordering::Relaxed,
-            Ordering::Relaxed,
-        );
-    }
-
     pub(crate) fn clear(&self) {
         self.0.store(0, Ordering::Relaxed);
-    }
-
-    /// Takes the stamp, leaving it unset.
-    pub(crate) fn take(&self) -> Option<u64> {
-        self.0.swap(0, Ordering::Relaxed).checked_sub(1)
     }
 
     pub(crate) fn get(&self) -> Option<u64> {

@@ -41,6 +41,20 @@ impl<const B: usize> Log2Histogram<B> {
         }
     }
 
+    /// A histogram of the given buckets, count, sum and largest sample, as
+    /// kept elsewhere (a copy in atomics, say). Nothing is checked: a count
+    /// that is not the sum of the buckets reads back as given.
+    #[must_use]
+    pub const fn from_parts(buckets: [u64; B], count: u64, sum: u64, max: u64) -> Self {
+        let () = Self::AT_LEAST_TWO_BUCKETS;
+        Self {
+            buckets,
+            count,
+            sum,
+            max,
+        }
+    }
+
     /// The bucket a sample falls in.
     #[must_use]
     pub const fn bucket_of(value: u64) -> usize {

@@ -25,6 +25,7 @@
 mod config;
 mod header;
 mod here;
+mod histograms;
 mod hub;
 mod ingress;
 mod monitor;

@@ -10,8 +10,9 @@ use std::time::Duration;
 use dinah_core::TaskId;
 use dinah_core::telemetry::{ExecutorFigures, PollStamp, TaskFigures, TaskPhase, TraceEventKind};
 
+use super::histograms::PollHistograms;
 use crate::io::IoWait;
-use crate::primitives::{SpinLock, lock_std};
+use crate::primitives::lock_std;
 use crate::telemetry::hook::{Probe, Stamp, micros};
 use crate::telemetry::{TelemetryConfig, Thresholds, Verdict};
 
@@ -206,7 +207,7 @@ fn add_single_writer(counter: &AtomicU64, by: u64) {
 
 /// What a poll waited for before it began.
 #[derive(Clone, Copy)]
-enum Waited {
+pub(super) enum Waited {
     /// Its task's first poll, this long after the submission.
     FirstPoll(u64),
     /// This long after the wake that made it ready.
@@ -236,9 +237,9 @@ pub(crate) struct ExecProbe {
     last: Stamp,
     /// Every slot's probe, for the monitor.
     slots: Mutex<Vec<Arc<TaskProbe>>>,
-    /// The histograms, recorded once per poll (the monitor holds the lock
-    /// only to copy them).
-    hist: SpinLock<ExecutorFigures>,
+    /// The histograms, recorded once per poll without a lock (the
+    /// executor's thread is their one writer; see `PollHistograms`).
+    hist: PollHistograms,
     spawned: AtomicU64,
     rejected: AtomicU64,
     rejected_full: AtomicU64,
@@ -260,7 +261,7 @@ impl ExecProbe {
             polling: PollStamp::new(),
             last: Stamp::new(),
             slots: Mutex::new(Vec::new()),
-            hist: SpinLock::new(ExecutorFigures::new(MICROS_PER_SECOND)),
+            hist: PollHistograms::new(),
             spawned: AtomicU64::new(0),
             rejected: AtomicU64::new(0),
             rejected_full: AtomicU64::new(0),
@@ -473,16 +474,8 @@ impl ExecProbe {
         if self.probe.is_long(took) {
             add_single_writer(&self.long_polls, 1);
         }
-        {
-            // One lock per poll: the wait before it and its time.
-            let mut hist = self.hist.lock();
-            match start.waited {
-                Waited::FirstPoll(nanos) => hist.first_poll_delay.record(micros(nanos)),
-                Waited::Woken(nanos) => hist.wake_to_poll.record(micros(nanos)),
-                Waited::Unknown => {}
-            }
-            hist.poll_time.record(micros(took));
-        }
+        // No lock: the executor's thread is the histograms' one writer.
+        self.hist.record(start.waited, took);
         let task = slot.id();
         // Set and cleared on the executor's thread only: no swap needed.
         let woke_itself = slot.woke_itself.load(Ordering::Relaxed);
@@ -601,7 +594,8 @@ impl ExecProbe {
     }
 
     pub(super) fn figures(&self) -> ExecutorFigures {
-        let mut figures = self.hist.lock().clone();
+        let mut figures = ExecutorFigures::new(MICROS_PER_SECOND);
+        self.hist.read_into(&mut figures);
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
         figures.spawned = load(&self.spawned);
         figures.rejected = load(&self.rejected);

@@ -348,12 +348,12 @@ impl ExecProbe {
     }
 
     /// A wake queued the slot's task (any thread). `here`: the wake comes
-    /// from the executor's own thread while it runs (so its counts need no
-    /// read-modify-write). `during_poll`: it comes from a poll there. Then no clock is
-    /// read: a task that woke itself is ready when its poll ends (stamped
-    /// there), and another task is stamped with the running poll's start (so
-    /// its wait may count up to the rest of that poll, which it could not
-    /// have run before anyway).
+    /// from the executor's own thread while it runs (so its counts and
+    /// stamp need no read-modify-write). `during_poll`: it comes from a poll
+    /// there. Then no clock is read: a task that woke itself is ready when
+    /// its poll ends (stamped there), and another task is stamped with the
+    /// running poll's start (so its wait may count up to the rest of that
+    /// poll, which it could not have run before anyway).
     #[inline]
     pub(crate) fn woken(&self, slot: &TaskProbe, here: bool, self_wake: bool, during_poll: bool) {
         if self_wake {

@@ -25,11 +25,10 @@ pub(crate) use std::sync::{Condvar, Mutex, MutexGuard};
 pub(crate) use std::thread::{Builder, JoinHandle, Thread, current, park, park_timeout, yield_now};
 
 /// A lock for short, hot holds that never run user code (the timer
-/// store): a spin lock whose unlock is a plain store,
-/// where `std`'s mutex unlocks with an atomic swap (it must learn whether a
-/// thread sleeps on it). A thread that finds it held yields its time slice
-/// rather than sleeps. Not a loom type: nothing the loom models check takes
-/// it.
+/// store): a spin lock whose unlock is a plain store, where `std`'s mutex
+/// unlocks with an atomic swap (it must learn whether a thread sleeps on
+/// it). A thread that finds it held yields its time slice rather than
+/// sleeps. Not a loom type: nothing the loom models check takes it.
 pub(crate) type SpinLock<T> = spin::mutex::SpinMutex<T, spin::relax::Yield>;
 
 /// Locks `mutex`, ignoring poison.

@@ -9,7 +9,7 @@
 /// divide at all), so `u64 / u64` is a call to a library routine: about
 /// 1.4 KB of flash on thumbv6m, and tens to hundreds of cycles per call.
 /// A `Divisor` keeps its divisor's reciprocal, so each division is one
-/// 64×64-bit multiply-high and at most two corrections. The timers convert
+/// 64×64-bit multiply-high and at most one correction. The timers convert
 /// durations to ticks and lags to microseconds this way.
 ///
 /// [`new`](Self::new) works out the reciprocal one bit at a time: 64 steps,

@@ -34,6 +34,8 @@ use dinah_qemu::{TARGET, check, exit_success};
 
 const SLOTS: usize = 5;
 const THOUSAND: Divisor = Divisor::new(1_000);
+/// The timers' clock rate, as a `Divisor` worked out at compile time.
+const PER_SECOND: Divisor = Divisor::new(tickless::core_hz());
 
 static TIMERS: Timers<8, SysTickClock> = Timers::new(SysTickClock);
 static QUEUE: ReadyQueue<SLOTS> = ReadyQueue::new();
@@ -47,12 +49,10 @@ fn SysTick() {
     tickless::on_systick();
 }
 
-/// Milliseconds from `start` to `ticks`, on the timers' clock (a
+/// Milliseconds from `start` to `ticks`, on the timers' clock (through a
 /// `Divisor`: no 64-bit division routine is linked).
 fn millis(start: u64, ticks: u64) -> u32 {
-    Divisor::new(SysTickClock.ticks_per_second())
-        .div_rem((ticks - start) * 1_000)
-        .0 as u32
+    PER_SECOND.div_rem((ticks - start) * 1_000).0 as u32
 }
 
 /// Sleeps for `duration`, which is `ms` milliseconds. The caller makes the
@@ -145,9 +145,9 @@ fn main() -> ! {
         WOKE.load(Ordering::Relaxed) == 123,
         "the sleepers woke shortest first",
     );
-    // Read in place: a copy of the figures would link `memcpy`.
-    // The timers due during the 5 ms chunk complete late, behind it; the
-    // others within microseconds of their deadline.
+    // Read in place: a copy of the figures would link `memcpy`. The timers
+    // due during the 5 ms chunk complete late, behind it; the others within
+    // microseconds of their deadline.
     let (fired, cancelled, armed, late, quick, completions, largest) =
         TIMERS.read_figures(|figures| {
             let lag = &figures.lag_micros;

@@ -36,6 +36,7 @@ impl WakeStack {
     }
 
     /// Wakes that arrived after their task was over. Wraps at `u32::MAX`.
+    #[inline]
     #[must_use]
     pub fn stale_wakes(&self) -> u32 {
         self.stale.load(Ordering::Relaxed)

@@ -18,11 +18,11 @@ pub struct YieldNow {
 impl Future for YieldNow {
     type Output = ();
 
+    #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.yielded {
+        if core::mem::replace(&mut self.yielded, true) {
             return Poll::Ready(());
         }
-        self.yielded = true;
         cx.waker().wake_by_ref();
         Poll::Pending
     }

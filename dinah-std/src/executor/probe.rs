@@ -198,6 +198,7 @@ fn add(counter: &AtomicU64, by: u64) {
 /// [`add`] for a counter that only the executor's thread writes: a load
 /// and a store, no read-modify-write (readers on other threads still see
 /// whole values).
+#[inline(always)]
 fn add_single_writer(counter: &AtomicU64, by: u64) {
     counter.store(
         counter.load(Ordering::Relaxed).wrapping_add(by),
@@ -206,7 +207,7 @@ fn add_single_writer(counter: &AtomicU64, by: u64) {
 }
 
 /// What a poll waited for before it began.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum Waited {
     /// Its task's first poll, this long after the submission.
     FirstPoll(u64),
@@ -216,11 +217,44 @@ pub(super) enum Waited {
     Unknown,
 }
 
-/// A poll's start, from `poll_started` to `poll_ended`.
+impl Waited {
+    /// The longest wait kept: 2^62 - 1 ns (146 years); longer ones are
+    /// kept as this.
+    const MOST: u64 = (1 << 62) - 1;
+    /// Bit 63: a first poll's delay.
+    const FIRST: u64 = 1 << 63;
+    /// Bit 62 alone: no stamp.
+    const UNKNOWN: u64 = 1 << 62;
+
+    /// One word for it, so that a [`PollStart`] is two words: returned
+    /// in registers, not through memory the caller then reads back whole
+    /// (a stall on every poll when it was three).
+    fn pack(self) -> u64 {
+        match self {
+            Self::FirstPoll(nanos) => Self::FIRST | nanos.min(Self::MOST),
+            Self::Woken(nanos) => nanos.min(Self::MOST),
+            Self::Unknown => Self::UNKNOWN,
+        }
+    }
+
+    /// What [`pack`](Self::pack) made.
+    fn unpack(word: u64) -> Self {
+        if word & Self::FIRST != 0 {
+            Self::FirstPoll(word & Self::MOST)
+        } else if word == Self::UNKNOWN {
+            Self::Unknown
+        } else {
+            Self::Woken(word)
+        }
+    }
+}
+
+/// A poll's start, from `poll_started` to `poll_ended`: two words.
 #[derive(Clone, Copy)]
 pub(crate) struct PollStart {
     at: u64,
-    waited: Waited,
+    /// A packed [`Waited`].
+    waited: u64,
 }
 
 /// The executor-wide telemetry.
@@ -445,7 +479,10 @@ impl ExecProbe {
             };
             self.probe.observe_start(task, waited);
         }
-        PollStart { at: now, waited }
+        PollStart {
+            at: now,
+            waited: waited.pack(),
+        }
     }
 
     /// The poll that began at `start` returned. `queued`: the task was
@@ -475,7 +512,7 @@ impl ExecProbe {
             add_single_writer(&self.long_polls, 1);
         }
         // No lock: the executor's thread is the histograms' one writer.
-        self.hist.record(start.waited, took);
+        self.hist.record(Waited::unpack(start.waited), took);
         let task = slot.id();
         // Set and cleared on the executor's thread only: no swap needed.
         let woke_itself = slot.woke_itself.load(Ordering::Relaxed);
@@ -749,7 +786,25 @@ impl ExecProbe {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::ReadyStamp;
+    use super::{ReadyStamp, Waited};
+
+    #[test]
+    fn a_packed_wait_unpacks_to_itself_and_the_longest_are_clamped() {
+        for nanos in [0, 1, 999, 1 << 40, Waited::MOST] {
+            for waited in [Waited::FirstPoll(nanos), Waited::Woken(nanos)] {
+                assert_eq!(Waited::unpack(waited.pack()), waited);
+            }
+        }
+        assert_eq!(Waited::unpack(Waited::Unknown.pack()), Waited::Unknown);
+        assert_eq!(
+            Waited::unpack(Waited::Woken(u64::MAX).pack()),
+            Waited::Woken(Waited::MOST)
+        );
+        assert_eq!(
+            Waited::unpack(Waited::FirstPoll(u64::MAX).pack()),
+            Waited::FirstPoll(Waited::MOST)
+        );
+    }
 
     #[test]
     fn the_earlier_of_the_two_stamps_counts_and_a_take_clears_both() {

@@ -6,7 +6,8 @@
 # instructions divided by 100,000 cancels start-up, spawning and shutdown.
 # Counts are deterministic, unlike times.
 #
-#   ./benches/callgrind.sh                        dinah, embassy, local-pool
+#   ./benches/callgrind.sh                        dinah, embassy, local-pool, each
+#                                                  also with a yield of the bench's own
 #   DINAH_BENCH=hosted ./benches/callgrind.sh     dinah, tokio, local-pool, async-executor
 #   DINAH_BENCH=telemetry ./benches/callgrind.sh  dinah unmeasured and measured, tokio
 #   DINAH_CARGO_ARGS="--no-default-features --features std" ./benches/callgrind.sh dinah
@@ -16,7 +17,7 @@ cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "callgrind: valgrind is not installed" >&2; exit 1; }
 name="${DINAH_BENCH:-executor}"
 case "$name" in
-    executor) default_contenders="dinah embassy local-pool" ;;
+    executor) default_contenders="dinah embassy local-pool dinah-here embassy-here local-pool-here" ;;
     hosted) default_contenders="dinah tokio local-pool async-executor" ;;
     telemetry) default_contenders="dinah measured tokio" ;;
     *) echo "callgrind: DINAH_BENCH is executor, hosted or telemetry, not $name" >&2; exit 1 ;;

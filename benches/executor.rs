@@ -22,7 +22,8 @@
 //! a time, runs the case and times it inside that thread.
 //!
 //! `--callgrind CONTENDER YIELDS` runs one task yielding `YIELDS` times and
-//! exits; `benches/callgrind.sh` runs it under callgrind at 1,000 and 101,000
+//! exits (`dinah`, `embassy`, `local-pool` await `dinah::yield_now`; with
+//! `-here`, the same contenders await a yield written in this crate); `benches/callgrind.sh` runs it under callgrind at 1,000 and 101,000
 //! yields, and the difference divided by 100,000 is the instructions per
 //! wake+poll.
 
@@ -43,7 +44,7 @@ use futures_util::task::LocalSpawnExt;
 mod harness;
 use harness::{Contender, Options, median_of, run_case, target};
 mod workloads;
-use workloads::{Mailbox, ROUND_TRIPS, park, ping, pong, yielder};
+use workloads::{Mailbox, ROUND_TRIPS, park, ping, pong, yielder, yielder_here};
 
 const YIELD_TASKS: usize = 200;
 const YIELDS: usize = 1_000;
@@ -171,6 +172,7 @@ enum Command {
     SpawnMany,
     PingPong,
     Yield(usize),
+    YieldHere(usize),
 }
 
 /// Commands in, elapsed times out.
@@ -213,6 +215,12 @@ impl Countdown {
 #[embassy_executor::task(pool_size = YIELD_TASKS)]
 async fn embassy_yielder(times: usize, done: &'static Countdown) {
     yielder(times).await;
+    done.arrive();
+}
+
+#[embassy_executor::task]
+async fn embassy_yielder_here(times: usize, done: &'static Countdown) {
+    yielder_here(times).await;
     done.arrive();
 }
 
@@ -283,6 +291,11 @@ async fn controller(spawner: Spawner, rig: &'static Rig) {
                 spawner.spawn(embassy_yielder(times, done).unwrap());
                 done.wait().await;
             }
+            Command::YieldHere(times) => {
+                done.left.set(1);
+                spawner.spawn(embassy_yielder_here(times, done).unwrap());
+                done.wait().await;
+            }
         }
         rig.replies.lock().unwrap().send(start.elapsed()).unwrap();
     }
@@ -347,7 +360,24 @@ fn callgrind(contender: &str, times: usize) {
             pool.spawner().spawn_local(yielder(times)).unwrap();
             pool.run();
         }
-        other => panic!("unknown contender {other}: dinah, embassy or local-pool"),
+        "dinah-here" => {
+            let queue = leaked_queue::<1>();
+            let mut task = pin!(Some(yielder_here(times)));
+            let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(queue).unwrap();
+            executor.try_spawn(task.as_mut()).unwrap();
+            while executor.tick(usize::MAX).work_remaining {}
+        }
+        "embassy-here" => {
+            on_embassy(Command::YieldHere(times));
+        }
+        "local-pool-here" => {
+            let mut pool = LocalPool::new();
+            pool.spawner().spawn_local(yielder_here(times)).unwrap();
+            pool.run();
+        }
+        other => {
+            panic!("unknown contender {other}: dinah, embassy or local-pool, each also with -here")
+        }
     }
 }
 

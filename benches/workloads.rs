@@ -34,6 +34,31 @@ pub(crate) async fn yielder(times: usize) {
     }
 }
 
+/// `yield_now` written out in the benchmarks' own crate, for instruction
+/// counts where the yielding future is certainly inlined into the measuring
+/// loop, whoever's executor runs it (`dinah::yield_now` may be inlined
+/// across crates; a peer's own would be another future).
+pub(crate) struct YieldHere(bool);
+
+impl std::future::Future for YieldHere {
+    type Output = ();
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<()> {
+        if std::mem::replace(&mut self.0, true) {
+            return Poll::Ready(());
+        }
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// [`yielder`] over [`YieldHere`].
+pub(crate) async fn yielder_here(times: usize) {
+    for _ in 0..times {
+        YieldHere(false).await;
+    }
+}
+
 /// A one-slot mailbox for tasks of one thread.
 #[derive(Default)]
 pub(crate) struct Mailbox {

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering, fence};
 
 use dinah_core::telemetry::{ExecutorFigures, Log2Histogram};
 
-use super::probe::Waited;
+use super::probe::PackedWait;
 use crate::telemetry::hook::micros;
 
 /// Buckets per histogram (as in [`ExecutorFigures`]).
@@ -41,16 +41,16 @@ impl PollHistograms {
     /// Records one poll: the wait before it and its time, in nanoseconds
     /// (kept in microseconds). The executor's thread only.
     #[inline]
-    pub(crate) fn record(&self, waited: Waited, took: u64) {
+    pub(crate) fn record(&self, waited: PackedWait, took: u64) {
         let sequence = self.sequence.load(Ordering::Relaxed);
         self.sequence
             .store(sequence.wrapping_add(1), Ordering::Relaxed);
         // The odd sequence is visible before any of the stores below.
         fence(Ordering::Release);
-        match waited {
-            Waited::FirstPoll(nanos) => self.first_poll_delay.record(micros(nanos)),
-            Waited::Woken(nanos) => self.wake_to_poll.record(micros(nanos)),
-            Waited::Unknown => {}
+        if let Some(nanos) = waited.woken() {
+            self.wake_to_poll.record(micros(nanos));
+        } else if let Some(nanos) = waited.first_poll() {
+            self.first_poll_delay.record(micros(nanos));
         }
         self.poll_time.record(micros(took));
         self.sequence
@@ -80,9 +80,13 @@ impl PollHistograms {
 }
 
 /// A [`Log2Histogram`] in atomics, with one writer.
+///
+/// Its count is not kept apart: it is the sum of the buckets, added up
+/// when read. Bucket counts and the sum are added to without saturating:
+/// one poll adds 1 to a bucket and at most its own duration to the sum, and
+/// a `u64` of polls, or of microseconds, takes over 500 years to fill.
 struct AtomicHistogram {
     buckets: [AtomicU64; B],
-    count: AtomicU64,
     sum: AtomicU64,
     max: AtomicU64,
 }
@@ -91,7 +95,6 @@ impl AtomicHistogram {
     fn new() -> Self {
         Self {
             buckets: std::array::from_fn(|_| AtomicU64::new(0)),
-            count: AtomicU64::new(0),
             sum: AtomicU64::new(0),
             max: AtomicU64::new(0),
         }
@@ -102,12 +105,11 @@ impl AtomicHistogram {
     fn record(&self, value: u64) {
         let add = |counter: &AtomicU64, by: u64| {
             counter.store(
-                counter.load(Ordering::Relaxed).saturating_add(by),
+                counter.load(Ordering::Relaxed).wrapping_add(by),
                 Ordering::Relaxed,
             );
         };
         add(&self.buckets[Log2Histogram::<B>::bucket_of(value)], 1);
-        add(&self.count, 1);
         add(&self.sum, value);
         if value > self.max.load(Ordering::Relaxed) {
             self.max.store(value, Ordering::Relaxed);
@@ -116,12 +118,11 @@ impl AtomicHistogram {
 
     fn read(&self) -> Log2Histogram<B> {
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
-        Log2Histogram::from_parts(
-            std::array::from_fn(|index| load(&self.buckets[index])),
-            load(&self.count),
-            load(&self.sum),
-            load(&self.max),
-        )
+        let buckets: [u64; B] = std::array::from_fn(|index| load(&self.buckets[index]));
+        let count = buckets
+            .iter()
+            .fold(0u64, |count, &n| count.saturating_add(n));
+        Log2Histogram::from_parts(buckets, count, load(&self.sum), load(&self.max))
     }
 }
 
@@ -129,7 +130,8 @@ impl AtomicHistogram {
 mod tests {
     use dinah_core::telemetry::{ExecutorFigures, Log2Histogram};
 
-    use super::{PollHistograms, Waited};
+    use super::PollHistograms;
+    use crate::executor::probe::Waited;
     use crate::telemetry::hook::micros;
 
     #[test]
@@ -149,11 +151,13 @@ mod tests {
                 1 => Waited::Woken(nanos / 2),
                 _ => Waited::Unknown,
             };
+            // Packed as a poll's start keeps it (the longest waits clamped).
+            let waited = waited.pack();
             histograms.record(waited, nanos);
-            match waited {
-                Waited::FirstPoll(nanos) => firsts.record(micros(nanos)),
-                Waited::Woken(nanos) => waits.record(micros(nanos)),
-                Waited::Unknown => {}
+            if let Some(nanos) = waited.woken() {
+                waits.record(micros(nanos));
+            } else if let Some(nanos) = waited.first_poll() {
+                firsts.record(micros(nanos));
             }
             times.record(micros(nanos));
         }
@@ -172,7 +176,7 @@ mod tests {
         std::thread::scope(|scope| {
             scope.spawn(|| {
                 for nanos in 0..polls {
-                    histograms.record(Waited::Woken(nanos * 1_000), nanos * 1_000);
+                    histograms.record(Waited::Woken(nanos * 1_000).pack(), nanos * 1_000);
                 }
             });
             for _ in 0..reads {

@@ -237,22 +237,41 @@ impl Waited {
     /// One word for it, so that a [`PollStart`] is two words: returned
     /// in registers, not through memory the caller then reads back whole
     /// (a stall on every poll when it was three).
-    fn pack(self) -> u64 {
-        match self {
+    pub(super) fn pack(self) -> PackedWait {
+        PackedWait(match self {
             Self::FirstPoll(nanos) => Self::FIRST | nanos.min(Self::MOST),
             Self::Woken(nanos) => nanos.min(Self::MOST),
             Self::Unknown => Self::UNKNOWN,
-        }
+        })
+    }
+}
+
+/// A [`Waited`] in one word: a wake's wait with both top bits clear, a
+/// first poll's with bit 63 set, none as bit 62 alone. Read back by
+/// testing the top bits, with no enum in between.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) struct PackedWait(u64);
+
+impl PackedWait {
+    /// The wait after a wake, if that is what it is.
+    #[inline]
+    pub(super) fn woken(self) -> Option<u64> {
+        (self.0 & (Waited::FIRST | Waited::UNKNOWN) == 0).then_some(self.0)
     }
 
-    /// What [`pack`](Self::pack) made.
-    fn unpack(word: u64) -> Self {
-        if word & Self::FIRST != 0 {
-            Self::FirstPoll(word & Self::MOST)
-        } else if word == Self::UNKNOWN {
-            Self::Unknown
-        } else {
-            Self::Woken(word)
+    /// The first poll's delay, if that is what it is.
+    #[inline]
+    pub(super) fn first_poll(self) -> Option<u64> {
+        (self.0 & Waited::FIRST != 0).then_some(self.0 & Waited::MOST)
+    }
+
+    /// The [`Waited`] it holds.
+    #[cfg(test)]
+    fn unpack(self) -> Waited {
+        match (self.woken(), self.first_poll()) {
+            (Some(nanos), _) => Waited::Woken(nanos),
+            (_, Some(nanos)) => Waited::FirstPoll(nanos),
+            _ => Waited::Unknown,
         }
     }
 }
@@ -261,8 +280,7 @@ impl Waited {
 #[derive(Clone, Copy)]
 pub(crate) struct PollStart {
     at: u64,
-    /// A packed [`Waited`].
-    waited: u64,
+    waited: PackedWait,
 }
 
 /// The executor-wide telemetry.
@@ -520,7 +538,7 @@ impl ExecProbe {
             add_single_writer(&self.long_polls, 1);
         }
         // No lock: the executor's thread is the histograms' one writer.
-        self.hist.record(Waited::unpack(start.waited), took);
+        self.hist.record(start.waited, took);
         let task = slot.id();
         // Set and cleared on the executor's thread only: no swap needed.
         let woke_itself = slot.woke_itself.load(Ordering::Relaxed);
@@ -815,16 +833,16 @@ mod tests {
     fn a_packed_wait_unpacks_to_itself_and_the_longest_are_clamped() {
         for nanos in [0, 1, 999, 1 << 40, Waited::MOST] {
             for waited in [Waited::FirstPoll(nanos), Waited::Woken(nanos)] {
-                assert_eq!(Waited::unpack(waited.pack()), waited);
+                assert_eq!(waited.pack().unpack(), waited);
             }
         }
-        assert_eq!(Waited::unpack(Waited::Unknown.pack()), Waited::Unknown);
+        assert_eq!(Waited::Unknown.pack().unpack(), Waited::Unknown);
         assert_eq!(
-            Waited::unpack(Waited::Woken(u64::MAX).pack()),
+            Waited::Woken(u64::MAX).pack().unpack(),
             Waited::Woken(Waited::MOST)
         );
         assert_eq!(
-            Waited::unpack(Waited::FirstPoll(u64::MAX).pack()),
+            Waited::FirstPoll(u64::MAX).pack().unpack(),
             Waited::FirstPoll(Waited::MOST)
         );
     }

@@ -52,6 +52,38 @@ fn a_wake_racing_the_poll_is_never_lost() {
 }
 
 #[test]
+fn a_wake_from_another_thread_during_a_poll_that_wakes_itself_is_queued_once() {
+    loom::model(|| {
+        let queue = queue::<1>();
+        let probe: &'static Probe = leak(Probe::default());
+        // Once through the gate, the task wakes itself in the same poll: a
+        // wake from the other thread may land before, during or after that
+        // self-wake, or after the poll, and must be neither lost nor queued
+        // twice.
+        let mut task = pin!(Some(async move {
+            probe.gate().await;
+            yield_now().await;
+        }));
+        let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(queue).unwrap();
+        let id = executor.try_spawn(task.as_mut()).unwrap();
+        executor.tick(4);
+        let waker = probe.take_parked();
+        waker.wake_by_ref();
+        let other = thread::spawn(move || {
+            probe.open();
+            waker.wake();
+        });
+        executor.tick(4);
+        other.join().unwrap();
+        executor.tick(4);
+        executor.tick(4);
+        assert_eq!(executor.task_state(id), Some(TaskState::Completed));
+        assert!(probe.polls() <= 3);
+        assert!(!executor.tick(4).work_remaining);
+    });
+}
+
+#[test]
 fn a_wake_after_completion_is_stale_and_frees_the_slot_once() {
     loom::model(|| {
         let queue = queue::<1>();

@@ -341,7 +341,11 @@ fn on_embassy(command: Command) -> Duration {
     embassy.replies.lock().unwrap().recv().unwrap()
 }
 
-// callgrind mode: one task yielding `times` times, untimed.
+// callgrind mode: one task yielding `times` times, untimed. Each
+// contender's loop is written out for each yield rather than shared through
+// a generic helper: a shared helper moved dinah's count by up to 6
+// instructions (the measuring loop's registers), which would blur the
+// comparison the two ways are for.
 
 fn callgrind(contender: &str, times: usize) {
     match contender {

@@ -6,6 +6,7 @@
 //! Run with `RUSTFLAGS="--cfg loom" cargo test --release -p dinah-core --test loom_executor`.
 #![cfg(loom)]
 
+use std::future::Future;
 use std::pin::pin;
 use std::task::Poll;
 
@@ -27,26 +28,41 @@ fn leak<T>(value: T) -> &'static T {
     Box::leak(Box::new(value))
 }
 
+/// Spawns `task` (which parks its waker at `probe`'s gate on its first
+/// poll), queues it again, and lets another thread open the gate and wake
+/// it while the executor's next tick polls it; then ticks `more` times.
+/// Returns the task's state then, and whether any work was left.
+fn race_a_wake_with_a_poll(
+    probe: &'static Probe,
+    task: impl Future<Output = ()>,
+    more: usize,
+) -> (Option<TaskState>, bool) {
+    let queue = queue::<1>();
+    let mut task = pin!(Some(task));
+    let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(queue).unwrap();
+    let id = executor.try_spawn(task.as_mut()).unwrap();
+    executor.tick(4);
+    let waker = probe.take_parked();
+    // Queued again, so the next tick polls while the other thread wakes.
+    waker.wake_by_ref();
+    let other = thread::spawn(move || {
+        probe.open();
+        waker.wake();
+    });
+    executor.tick(4);
+    other.join().unwrap();
+    for _ in 0..more {
+        executor.tick(4);
+    }
+    (executor.task_state(id), executor.tick(4).work_remaining)
+}
+
 #[test]
 fn a_wake_racing_the_poll_is_never_lost() {
     loom::model(|| {
-        let queue = queue::<1>();
         let probe: &'static Probe = leak(Probe::default());
-        let mut task = pin!(Some(probe.gate()));
-        let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(queue).unwrap();
-        let id = executor.try_spawn(task.as_mut()).unwrap();
-        executor.tick(4);
-        let waker = probe.take_parked();
-        // Queued again, so the next tick polls while the other thread wakes.
-        waker.wake_by_ref();
-        let other = thread::spawn(move || {
-            probe.open();
-            waker.wake();
-        });
-        executor.tick(4);
-        other.join().unwrap();
-        executor.tick(4);
-        assert_eq!(executor.task_state(id), Some(TaskState::Completed));
+        let (state, _) = race_a_wake_with_a_poll(probe, probe.gate(), 1);
+        assert_eq!(state, Some(TaskState::Completed));
         assert!(probe.polls() <= 3);
     });
 }
@@ -54,32 +70,19 @@ fn a_wake_racing_the_poll_is_never_lost() {
 #[test]
 fn a_wake_from_another_thread_during_a_poll_that_wakes_itself_is_queued_once() {
     loom::model(|| {
-        let queue = queue::<1>();
         let probe: &'static Probe = leak(Probe::default());
         // Once through the gate, the task wakes itself in the same poll: a
         // wake from the other thread may land before, during or after that
         // self-wake, or after the poll, and must be neither lost nor queued
         // twice.
-        let mut task = pin!(Some(async move {
+        let task = async move {
             probe.gate().await;
             yield_now().await;
-        }));
-        let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(queue).unwrap();
-        let id = executor.try_spawn(task.as_mut()).unwrap();
-        executor.tick(4);
-        let waker = probe.take_parked();
-        waker.wake_by_ref();
-        let other = thread::spawn(move || {
-            probe.open();
-            waker.wake();
-        });
-        executor.tick(4);
-        other.join().unwrap();
-        executor.tick(4);
-        executor.tick(4);
-        assert_eq!(executor.task_state(id), Some(TaskState::Completed));
+        };
+        let (state, work_left) = race_a_wake_with_a_poll(probe, task, 2);
+        assert_eq!(state, Some(TaskState::Completed));
         assert!(probe.polls() <= 3);
-        assert!(!executor.tick(4).work_remaining);
+        assert!(!work_left);
     });
 }
 

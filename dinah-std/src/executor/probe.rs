@@ -266,7 +266,7 @@ impl PackedWait {
     }
 
     /// The [`Waited`] it holds.
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     fn unpack(self) -> Waited {
         match (self.woken(), self.first_poll()) {
             (Some(nanos), _) => Waited::Woken(nanos),

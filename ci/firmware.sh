@@ -4,6 +4,12 @@
 # thumbv6m (microbit), decodes their defmt logs and compares them line by
 # line with ci/expected/. Any difference, non-zero exit or hang fails.
 #
+# Every run is under QEMU's -icount (run.sh's QEMU_ICOUNT=1): virtual time
+# advances with instructions only, so SysTick fires at the same instruction
+# in every run and a stall of the host cannot reorder an interrupt and a
+# task. In real time, a host stall during the watchdog's polite task makes
+# its short poll look blocked, and the watchdog rightly reports that task.
+#
 #   ./ci/firmware.sh           check against ci/expected/
 #   ./ci/firmware.sh --bless   rewrite ci/expected/ from this run
 # shellcheck source=ci/common.sh
@@ -27,6 +33,7 @@ trap 'rm -f "$test_logs"' EXIT
 export CARGO_TARGET_DIR="$PWD/target/firmware"
 mkdir -p ci/expected
 failures=0
+export QEMU_ICOUNT=1
 
 # Reads cargo's JSON messages and prints the executable built for target $1.
 # It reads to the end: leaving early closes the pipe while cargo may still be
@@ -101,23 +108,23 @@ for target in "${targets[@]}"; do
         | built_executable dinah-qemu-watchdog)
     run_and_compare "$elf" "qemu-watchdog-$short"
 
-    step "timers firmware on $target (tickless SysTick; under -icount, so every run logs the same lines)"
+    step "timers firmware on $target (tickless SysTick)"
     elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \
         --bin dinah-qemu-timers --message-format=json-render-diagnostics \
         | built_executable dinah-qemu-timers)
-    QEMU_ICOUNT=1 run_and_compare "$elf" "qemu-timers-$short"
+    run_and_compare "$elf" "qemu-timers-$short"
 
-    step "spawn firmware on $target (a task pool fed by a task and an interrupt; under -icount)"
+    step "spawn firmware on $target (a task pool fed by a task and an interrupt)"
     elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \
         --bin dinah-qemu-spawn --message-format=json-render-diagnostics \
         | built_executable dinah-qemu-spawn)
-    QEMU_ICOUNT=1 run_and_compare "$elf" "qemu-spawn-$short"
+    run_and_compare "$elf" "qemu-spawn-$short"
 
-    step "events firmware on $target (an interrupt raises a static io::Event for two tasks; under -icount)"
+    step "events firmware on $target (an interrupt raises a static io::Event for two tasks)"
     elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \
         --bin dinah-qemu-events --message-format=json-render-diagnostics \
         | built_executable dinah-qemu-events)
-    QEMU_ICOUNT=1 run_and_compare "$elf" "qemu-events-$short"
+    run_and_compare "$elf" "qemu-events-$short"
 
     step "on-target tests on $target"
     elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" test --no-run --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \

@@ -25,8 +25,10 @@
 //! The library never picks a `critical-section` implementation and never turns
 //! on `portable-atomic`'s `critical-section` or `unsafe-assume-single-core`
 //! features. A firmware binary does both for its board; on a target without
-//! atomic compare-and-swap (`thumbv6m-none-eabi`) it must enable
-//! `portable-atomic/critical-section`. A hosted binary that uses a
+//! atomic compare-and-swap (`thumbv6m-none-eabi`) it must enable one of
+//! `portable-atomic`'s back ends: `unsafe-assume-single-core` on a
+//! single-core chip in privileged mode (smaller), `critical-section`
+//! otherwise. A hosted binary that uses a
 //! [`TraceRing`] enables `critical-section/std`.
 //!
 //! # Example

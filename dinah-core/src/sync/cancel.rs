@@ -30,7 +30,8 @@ use portable_atomic::{AtomicBool, Ordering};
 /// # Targets without compare-and-swap
 ///
 /// `request_cancellation` needs an atomic swap. On `thumbv6m-none-eabi` the
-/// firmware binary must enable `portable-atomic/critical-section` (and pick a
+/// firmware binary must enable a `portable-atomic` back end
+/// (`unsafe-assume-single-core`, or `critical-section` with a
 /// critical-section implementation); the library never does.
 ///
 /// ```

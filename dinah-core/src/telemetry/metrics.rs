@@ -221,8 +221,8 @@ runtime_metrics! {
     /// No Cortex-M has native 64-bit atomics. On `thumbv7m` every
     /// `AtomicU64` goes through `portable-atomic`'s lock table, a static of
     /// about 2 KiB shared by all 64-bit atomics of the program; on `thumbv6m`
-    /// through a critical section (the binary enables
-    /// `portable-atomic/critical-section`). Where counts fit in 32 bits,
+    /// with interrupts masked or in a critical section (the back end the
+    /// binary enables for `portable-atomic`). Where counts fit in 32 bits,
     /// [`RuntimeMetrics32`] avoids that cost.
     ///
     /// ```

@@ -4,7 +4,7 @@
 # thumbv6m (microbit), decodes their defmt logs and compares them line by
 # line with ci/expected/. Any difference, non-zero exit or hang fails.
 #
-# Every run is under QEMU's -icount (run.sh's QEMU_ICOUNT=1): virtual time
+# Every run is under QEMU's -icount (run.sh's default): virtual time
 # advances with instructions only, so SysTick fires at the same instruction
 # in every run and a stall of the host cannot reorder an interrupt and a
 # task. In real time, a host stall during the watchdog's polite task makes
@@ -33,7 +33,7 @@ trap 'rm -f "$test_logs"' EXIT
 export CARGO_TARGET_DIR="$PWD/target/firmware"
 mkdir -p ci/expected
 failures=0
-export QEMU_ICOUNT=1
+unset QEMU_REALTIME
 
 # Reads cargo's JSON messages and prints the executable built for target $1.
 # It reads to the end: leaving early closes the pipe while cargo may still be

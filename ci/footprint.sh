@@ -22,6 +22,8 @@ source "$(dirname "$0")/common.sh"
 targets=(thumbv6m-none-eabi thumbv7m-none-eabi)
 setup_embedded_toolchain "${targets[@]}" >/dev/null
 export CARGO_TARGET_DIR="$PWD/target/firmware"
+# The instruction counts need run.sh's -icount (its default).
+unset QEMU_REALTIME
 
 flash_budget=8192
 ram_budget=2048
@@ -128,11 +130,11 @@ wake_cost() {
     timed_elf="$CARGO_TARGET_DIR/thumbv7m-none-eabi/release/dinah-qemu-timed-cost"
     command -v defmt-print >/dev/null || cargo install defmt-print --version 1.2.0 --locked --quiet
     command -v qemu-system-arm >/dev/null || apt_install qemu-system-arm
-    line=$(cd examples/qemu && QEMU_ICOUNT=1 ./run.sh "$elf" | grep 'instructions per wake+poll')
+    line=$(cd examples/qemu && ./run.sh "$elf" | grep 'instructions per wake+poll')
     cost=$(echo "$line" | sed -n 's/.*: \([0-9]*\)\.[0-9]*$/\1/p')
-    line=$(cd examples/qemu && QEMU_ICOUNT=1 ./run.sh "$watch_elf" | grep 'instructions per observed wake+poll')
+    line=$(cd examples/qemu && ./run.sh "$watch_elf" | grep 'instructions per observed wake+poll')
     watched=$(echo "$line" | sed -n 's/.*: \([0-9]*\)\.[0-9]*$/\1/p')
-    line=$(cd examples/qemu && QEMU_ICOUNT=1 ./run.sh "$timed_elf" | grep 'instructions per timed wake+poll')
+    line=$(cd examples/qemu && ./run.sh "$timed_elf" | grep 'instructions per timed wake+poll')
     timed=$(echo "$line" | sed -n 's/.*: \([0-9]*\)\.[0-9]*$/\1/p')
     echo "AsyncExecutor, thumbv7m (QEMU lm3s6965evb, -icount shift=0): $cost instructions per wake+poll of a trivial task (goal: at most 120; embassy: 79 cycles on an nRF52840); $watched when a PollWatch observes every poll; $timed over a Timed queue (SysTick stamps) with PollTimes keeping poll times and wake-to-poll delays."
     check_size_file wake-cost-thumbv7m "instructions per wake+poll $cost
@@ -148,7 +150,7 @@ timer_cost() {
     (cd examples/qemu && "${EMBEDDED_CARGO[@]}" build --quiet --release --target thumbv7m-none-eabi \
         "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" --bin dinah-qemu-timer-cost)
     elf="$CARGO_TARGET_DIR/thumbv7m-none-eabi/release/dinah-qemu-timer-cost"
-    line=$(cd examples/qemu && QEMU_ICOUNT=1 ./run.sh "$elf" | grep 'instructions per timer fire')
+    line=$(cd examples/qemu && ./run.sh "$elf" | grep 'instructions per timer fire')
     cost=$(echo "$line" | sed -n 's/.*: \([0-9]*\)\.[0-9]*$/\1/p')
     echo "Timers, thumbv7m (QEMU lm3s6965evb, -icount shift=0): $cost instructions per timer fire (a sleep made, armed, fired by expire, completed and dropped)."
     check_size_file timer-cost-thumbv7m "instructions per timer fire $cost"

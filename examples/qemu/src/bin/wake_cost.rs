@@ -1,7 +1,7 @@
 //! Instructions per wake+poll of a trivial task on dinah-core's
 //! `AsyncExecutor`, counted under QEMU with `-icount shift=0` (one
-//! instruction per nanosecond of virtual time; `./run.sh` adds it when
-//! `QEMU_ICOUNT=1`).
+//! instruction per nanosecond of virtual time; `./run.sh` adds it unless
+//! `QEMU_REALTIME=1`).
 //!
 //! One task yields forever: each `tick(1)` takes its self-wake off the
 //! queue and polls it once, which wakes it again. SysTick counts core clock

@@ -18,9 +18,10 @@
 //! tick, so the report always says three ticks. Which poll it reports
 //! depends on time, though: in real time, a host that stalls QEMU for three
 //! ticks during the polite task's short poll makes that poll the blocked
-//! one. CI runs it under `-icount` (virtual time advances with
-//! instructions only), where every run logs the same lines, and compares
-//! the decoded log with `ci/expected/`. It exits 0 only if every check held.
+//! one. `run.sh` runs it under `-icount` (virtual time advances with
+//! instructions only) unless told otherwise, and then every run logs the
+//! same lines; CI compares the decoded log with `ci/expected/`. It exits 0
+//! only if every check held.
 #![no_std]
 #![no_main]
 

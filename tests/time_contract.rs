@@ -146,6 +146,29 @@ fn sleeps_complete_in_deadline_order_at_their_deadlines<H: Harness>() {
     assert_eq!(figures.late, 0);
 }
 
+/// A store full of timers with one deadline: one expiry fires them all,
+/// and every waiter completes then.
+fn timers_due_together_all_fire_at_once<H: Harness>() {
+    let mut harness = H::new();
+    let driver = harness.driver();
+    let start = driver.now();
+    let done = RefCell::new(Vec::new());
+    let sleepers = (0..8)
+        .map(|n| {
+            let (driver, done) = (driver.clone(), &done);
+            async move {
+                driver.clone().sleep(Duration::from_millis(5)).await;
+                done.borrow_mut().push((n, millis_since(&driver, start)));
+            }
+        })
+        .collect();
+    harness.block_on(join_all(sleepers));
+    let done = done.into_inner();
+    assert_eq!(done, (0..8).map(|n| (n, 5)).collect::<Vec<_>>());
+    let figures = harness.figures();
+    assert_eq!((figures.fired, figures.cancelled, figures.armed), (8, 0, 0));
+}
+
 fn a_timeout_elapses_or_returns_the_output<H: Harness>() {
     let mut harness = H::new();
     let driver = harness.driver();
@@ -226,6 +249,7 @@ support::contract!(
     [core_timers: Core, hosted_timers: Hosted],
     [
         sleeps_complete_in_deadline_order_at_their_deadlines,
+        timers_due_together_all_fire_at_once,
         a_timeout_elapses_or_returns_the_output,
         intervals_follow_their_missed_tick_rule,
         dropping_a_sleep_cancels_its_timer,

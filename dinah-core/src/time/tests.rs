@@ -172,3 +172,60 @@ fn figures_read_in_place_match_the_copy() {
     assert_eq!(TIMERS.read_figures(Clone::clone), copy);
     assert_eq!(TIMERS.read_figures(|figures| figures.armed), 1);
 }
+
+#[test]
+fn expire_wakes_every_waiter_of_timers_due_together() {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicUsize;
+    use std::task::Wake;
+    use std::vec::Vec;
+
+    struct Count(AtomicUsize);
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    static CLOCK: VirtualClock = VirtualClock(AtomicU64::new(0));
+    static TIMERS: Timers<12, &VirtualClock> = Timers::new(&CLOCK);
+    // Twelve sleeps with one deadline, each waiting with a waker of its own.
+    let counts: Vec<Arc<Count>> = (0..12)
+        .map(|_| Arc::new(Count(AtomicUsize::new(0))))
+        .collect();
+    let mut sleeps: Vec<_> = (0..12)
+        .map(|_| std::boxed::Box::pin(TIMERS.sleep(Duration::from_millis(5))))
+        .collect();
+    for (sleep, count) in sleeps.iter_mut().zip(&counts) {
+        let waker = Arc::clone(count).into();
+        assert!(
+            sleep
+                .as_mut()
+                .poll(&mut Context::from_waker(&waker))
+                .is_pending()
+        );
+    }
+    CLOCK.set(4);
+    assert_eq!(TIMERS.expire(), 0, "not due yet");
+    assert!(
+        counts
+            .iter()
+            .all(|count| count.0.load(Ordering::Relaxed) == 0)
+    );
+    CLOCK.set(5);
+    assert_eq!(TIMERS.expire(), 12);
+    // Each waiter woken exactly once: none lost, none twice.
+    assert!(
+        counts
+            .iter()
+            .all(|count| count.0.load(Ordering::Relaxed) == 1)
+    );
+    assert_eq!(TIMERS.expire(), 0, "nothing left to fire");
+    assert!(
+        counts
+            .iter()
+            .all(|count| count.0.load(Ordering::Relaxed) == 1)
+    );
+    let figures = TIMERS.figures();
+    assert_eq!((figures.fired, figures.armed), (12, 0));
+}

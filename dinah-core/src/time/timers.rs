@@ -4,17 +4,13 @@
 
 use core::cell::RefCell;
 use core::fmt;
-use core::task::{Context, Poll, Waker};
+use core::task::{Context, Poll};
 
 use critical_section::Mutex;
 
 use super::{TimerDriver, TimerFigures};
 use crate::raw::{TimerBook, TimerEntry, TimerKey};
 use crate::telemetry::Clock;
-
-/// Wakers taken per critical section when timers fire; they are woken
-/// after it ends.
-const WAKE_BATCH: usize = 8;
 
 type Book<const T: usize> = TimerBook<[TimerEntry<u16>; T], u16>;
 
@@ -68,8 +64,9 @@ type Book<const T: usize> = TimerBook<[TimerEntry<u16>; T], u16>;
 /// Arming and cancelling are O(1); firing is in proportion to the timers
 /// that fire (see [`raw::Wheel`](crate::raw::Wheel)). A full store is
 /// counted and handled as [`Sleep`](super::Sleep) documents; no wake is
-/// lost. Wakers are woken outside the critical section, up to eight at a
-/// time.
+/// lost. Wakers are woken outside any critical section: `expire` fires the
+/// due timers in one, then takes each fired timer's waker in one of its
+/// own, so interrupts stay masked for one take at a time.
 ///
 /// # What it does not do
 ///
@@ -103,32 +100,15 @@ impl<const T: usize, C: Clock> Timers<T, C> {
     }
 
     /// Reads the clock, fires every timer due by then and wakes their
-    /// tasks; returns how many fired.
+    /// tasks (each waker taken in a critical section of its own and woken
+    /// after it); returns how many fired.
     pub fn expire(&self) -> usize {
         let now = self.clock.now();
         let fired = self.with(|book| book.expire(now));
-        loop {
-            let mut batch: [Option<Waker>; WAKE_BATCH] = [const { None }; WAKE_BATCH];
-            let taken = self.with(|book| {
-                let mut taken = 0;
-                for place in &mut batch {
-                    match book.take_fired() {
-                        Some(waker) => {
-                            *place = Some(waker);
-                            taken += 1;
-                        }
-                        None => break,
-                    }
-                }
-                taken
-            });
-            for waker in batch.into_iter().flatten() {
-                waker.wake();
-            }
-            if taken < WAKE_BATCH {
-                return fired;
-            }
+        while let Some(waker) = self.with(TimerBook::take_fired) {
+            waker.wake();
         }
+        fired
     }
 
     /// When [`expire`](Self::expire) next has work, in ticks: never after

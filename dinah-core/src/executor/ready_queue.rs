@@ -82,9 +82,9 @@ pub(crate) fn slot_index(id: TaskId) -> Option<usize> {
 ///
 /// On `thumbv6m-none-eabi` (no compare-and-swap) the binary enables a
 /// `portable-atomic` back end: `unsafe-assume-single-core` on a single-core
-/// chip in privileged mode, `critical-section` otherwise. If wakes can come from
-/// another core or thread while the executor sleeps in its idle hook, the
-/// binary installs a pender ([`with_pender`](Self::with_pender)) that wakes
+/// chip in privileged mode, `critical-section` otherwise. If wakes can come
+/// from another core or thread while the executor sleeps in its idle hook,
+/// the binary installs a pender ([`with_pender`](Self::with_pender)) that wakes
 /// that hook; wakes from interrupt handlers on the executor's own core need
 /// none (see [`AsyncExecutor::run`](crate::AsyncExecutor::run)).
 #[repr(C)]

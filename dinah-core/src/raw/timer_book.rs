@@ -74,7 +74,7 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
     pub fn reserve(&mut self) -> Option<TimerKey> {
         let key = self.wheel.reserve();
         if key.is_none() {
-            self.figures.refused = self.figures.refused.saturating_add(1);
+            self.figures.refused = self.figures.refused.wrapping_add(1);
         }
         key
     }
@@ -113,7 +113,7 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
     /// The key is `None` when the store is full (counted as refused).
     pub fn start(&mut self, deadline: u64, waker: &Waker) -> (Option<TimerKey>, Poll<()>) {
         let Some((key, armed)) = self.wheel.start(deadline, waker) else {
-            self.figures.refused = self.figures.refused.saturating_add(1);
+            self.figures.refused = self.figures.refused.wrapping_add(1);
             return (None, Poll::Pending);
         };
         match armed {
@@ -131,7 +131,7 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
     pub fn release(&mut self, key: TimerKey) -> Option<Waker> {
         let (was_armed, waker) = self.wheel.release(key);
         if was_armed {
-            self.figures.cancelled = self.figures.cancelled.saturating_add(1);
+            self.figures.cancelled = self.figures.cancelled.wrapping_add(1);
         }
         waker
     }
@@ -156,8 +156,10 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
         self.wheel.next_expiry()
     }
 
+    /// Counts `fired` fires. The counts wrap rather than saturate (see
+    /// [`TimerFigures`]): each moves by at most one per timer event.
     fn count_fired(&mut self, fired: u64) {
-        self.figures.fired = self.figures.fired.saturating_add(fired);
+        self.figures.fired = self.figures.fired.wrapping_add(fired);
     }
 
     fn record_lag(&mut self, ticks: u64, ticks_per_second: u64) {
@@ -179,7 +181,7 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
             .late_after_micros
             .is_some_and(|limit| micros > limit)
         {
-            self.figures.late = self.figures.late.saturating_add(1);
+            self.figures.late = self.figures.late.wrapping_add(1);
         }
     }
 }

@@ -6,9 +6,15 @@ use crate::telemetry::Log2Histogram;
 /// The figures of one timer store: how many timers are armed, how many
 /// fired, were cancelled or were refused, and how late they completed.
 ///
-/// Counts saturate. Guarantees: each arming that reaches its deadline is
-/// counted in `fired` once, whether the store fired it or its future found
-/// it due; each armed timer dropped before that is counted in `cancelled`.
+/// The counts start at zero with the store and move by one per event, so
+/// a `u64` count does not wrap in practice (at a billion events a second it
+/// would take 584 years): they wrap rather than saturate, which takes less
+/// code where 64-bit arithmetic is done in software (a Cortex-M0). The lag
+/// histogram saturates, as [`Log2Histogram`] says.
+///
+/// Guarantees: each arming that reaches its deadline is counted in `fired`
+/// once, whether the store fired it or its future found it due; each armed
+/// timer dropped before that is counted in `cancelled`.
 /// Not promised: that the figures of one read are of one instant (they are
 /// read under the store's lock, so they are, but `armed` changes as soon as
 /// the lock is let go).

@@ -67,7 +67,7 @@ pub use cell::{CancelRefused, Link, Link16, Link32, TaskCell};
 pub use channel_state::{ChannelState, SendPoll, SendSlot, Slots};
 pub use permits::Permits;
 pub use tick::{Step, Tick, TickTally, tick};
-pub use timer_book::TimerBook;
+pub use timer_book::{Rate, TimerBook};
 pub use wait_list::{Turn, WAKE_BATCH, WaitEntry, WaitKey, WaitList, WaitStore, WakeBatch};
 pub use waiting::{
     Acquiring, ChannelLock, Item, Lock, PermitLock, Sending, Settle, critical, poll_recv, release,

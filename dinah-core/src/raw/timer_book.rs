@@ -7,7 +7,33 @@
 use core::task::{Poll, Waker};
 
 use super::wheel::{Armed, TimerKey, TimerStore, Wheel, WheelIndex};
+use crate::telemetry::Clock;
 use crate::time::{Divisor, TimerFigures};
+
+/// The rate of the clock a [`TimerBook`]'s times are read on, as the book
+/// converts lags from ticks to microseconds.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Rate {
+    /// Ticks per second, known at run time: the book works out its
+    /// reciprocal on the first lag it records, and again only when the rate
+    /// changes.
+    PerSecond(u64),
+    /// Ready-made, usually a `const`: nothing is worked out at run time, and
+    /// a constant one folds into the conversion.
+    Divisor(Divisor),
+}
+
+impl Rate {
+    /// The rate of `clock`: its [`per_second`](Clock::per_second) divisor
+    /// when it has one, otherwise its ticks per second.
+    #[inline]
+    pub fn of(clock: &(impl Clock + ?Sized)) -> Self {
+        match clock.per_second() {
+            Some(divisor) => Self::Divisor(divisor),
+            None => Self::PerSecond(clock.ticks_per_second()),
+        }
+    }
+}
 
 /// A [`Wheel`] and the [`TimerFigures`] of the timers it serves.
 ///
@@ -18,8 +44,9 @@ use crate::time::{Divisor, TimerFigures};
 pub struct TimerBook<S, I: WheelIndex> {
     wheel: Wheel<S, I>,
     figures: TimerFigures,
-    /// The clock's ticks per second, for lags in microseconds; worked out
-    /// on the first lag and again only if the rate changes.
+    /// The clock's ticks per second, for lags in microseconds, when the
+    /// owner gives the rate as a number: worked out on the first lag and
+    /// again only if the rate changes.
     per_second: Option<Divisor>,
 }
 
@@ -83,12 +110,13 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
     /// (and its lag recorded) once `now` or the wheel's time reached the
     /// deadline, or once it fired; otherwise armed to wake `waker`. A stale
     /// key is `Ready`, so that a misused future ends rather than hangs.
+    #[inline]
     pub fn poll(
         &mut self,
         key: TimerKey,
         deadline: u64,
         now: u64,
-        ticks_per_second: u64,
+        rate: Rate,
         waker: &Waker,
     ) -> Poll<()> {
         if deadline <= now {
@@ -102,7 +130,7 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
                 Armed::Fired | Armed::Stale => {}
             }
         }
-        self.record_lag(now.saturating_sub(deadline), ticks_per_second);
+        self.record_lag(now.saturating_sub(deadline), rate);
         Poll::Ready(())
     }
 
@@ -162,16 +190,21 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
         self.figures.fired = self.figures.fired.wrapping_add(fired);
     }
 
-    fn record_lag(&mut self, ticks: u64, ticks_per_second: u64) {
+    fn record_lag(&mut self, ticks: u64, rate: Rate) {
         // No division at all for the common case of no lag, and none by a
         // library call otherwise (see `Divisor`).
         let micros = if ticks == 0 {
             0
         } else {
-            let per_second = ticks_per_second.max(1);
-            let divisor = match self.per_second {
-                Some(divisor) if divisor.get() == per_second => divisor,
-                _ => *self.per_second.insert(Divisor::new(per_second)),
+            let divisor = match rate {
+                Rate::Divisor(divisor) => divisor,
+                Rate::PerSecond(per_second) => {
+                    let per_second = per_second.max(1);
+                    match self.per_second {
+                        Some(divisor) if divisor.get() == per_second => divisor,
+                        _ => *self.per_second.insert(Divisor::new(per_second)),
+                    }
+                }
             };
             divisor.div_rem(ticks.saturating_mul(1_000_000)).0
         };

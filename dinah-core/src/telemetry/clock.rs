@@ -1,6 +1,8 @@
 //! [`Clock`], the one tick source of dinah's telemetry, and [`NoClock`].
 #![forbid(unsafe_code)]
 
+use crate::time::Divisor;
+
 /// A monotonic tick source: the one clock of dinah's telemetry and, later,
 /// its timers. SysTick, a DWT cycle counter or a timer on firmware (a type
 /// the binary writes), `Instant` on a host (`StdClock`), or a clock a test
@@ -49,6 +51,20 @@ pub trait Clock {
         let micros = u128::from(ticks) * 1_000_000 / per_second;
         u64::try_from(micros).unwrap_or(u64::MAX)
     }
+
+    /// [`ticks_per_second`](Clock::ticks_per_second) as a ready-made
+    /// [`Divisor`], when the clock has one; `None` (the default) when it
+    /// does not.
+    ///
+    /// A clock of a rate fixed when compiling returns a `const` here: a
+    /// timer store then converts lags to microseconds with no reciprocal
+    /// worked out at run time, and the conversion folds into its caller
+    /// (on a Cortex-M0, a few hundred bytes of flash less). It must be the
+    /// divisor of `ticks_per_second()`; another one skews the lags the
+    /// timers record, nothing else.
+    fn per_second(&self) -> Option<Divisor> {
+        None
+    }
 }
 
 impl<C: Clock + ?Sized> Clock for &C {
@@ -58,6 +74,14 @@ impl<C: Clock + ?Sized> Clock for &C {
 
     fn ticks_per_second(&self) -> u64 {
         (**self).ticks_per_second()
+    }
+
+    fn ticks_to_micros(&self, ticks: u64) -> u64 {
+        (**self).ticks_to_micros(ticks)
+    }
+
+    fn per_second(&self) -> Option<Divisor> {
+        (**self).per_second()
     }
 }
 
@@ -95,5 +119,43 @@ mod tests {
         assert_eq!(Cycles.ticks_to_micros(7), 0, "rounds down");
         assert_eq!(Cycles.ticks_to_micros(u64::MAX), u64::MAX / 8);
         assert_eq!((NoClock.now(), NoClock.ticks_to_micros(5)), (0, 5_000_000));
+        assert_eq!(Cycles.per_second(), None, "none unless the clock gives one");
+    }
+
+    #[test]
+    fn a_reference_to_a_clock_is_the_clock() {
+        /// A 2 MHz clock with a conversion of its own (rounding up, where
+        /// the default rounds down) and a divisor.
+        struct HalfMicros;
+        impl Clock for HalfMicros {
+            fn now(&self) -> u64 {
+                7
+            }
+            fn ticks_per_second(&self) -> u64 {
+                2_000_000
+            }
+            fn ticks_to_micros(&self, ticks: u64) -> u64 {
+                ticks.div_ceil(2)
+            }
+            fn per_second(&self) -> Option<Divisor> {
+                const PER_SECOND: Divisor = Divisor::new(2_000_000);
+                Some(PER_SECOND)
+            }
+        }
+        /// What a clock of type `C` answers, read through the trait.
+        fn read<C: Clock>(clock: C) -> (u64, u64, u64, Option<Divisor>) {
+            (
+                clock.now(),
+                clock.ticks_per_second(),
+                clock.ticks_to_micros(3),
+                clock.per_second(),
+            )
+        }
+        // `C = &HalfMicros`: the clock's own conversion (2, not the
+        // default's 1) and divisor.
+        assert_eq!(
+            read(&HalfMicros),
+            (7, 2_000_000, 2, Some(Divisor::new(2_000_000)))
+        );
     }
 }

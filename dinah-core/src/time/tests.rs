@@ -140,23 +140,61 @@ fn durations_become_ticks_exactly_at_any_rate() {
 
 #[test]
 fn lags_are_recorded_in_whole_microseconds_at_the_clock_s_rate() {
-    use crate::raw::{TimerBook, TimerEntry};
+    use crate::raw::{Rate, TimerBook, TimerEntry};
     let mut book: TimerBook<[TimerEntry<u16>; 2], u16> =
         TimerBook::new([const { TimerEntry::VACANT }; 2]);
     let waker = core::task::Waker::noop();
     // A 32,768 Hz clock: 100 ticks late is 3,051.7 us, recorded as 3,051.
     let key = book.reserve().unwrap();
-    assert!(book.poll(key, 1_000, 1_100, 32_768, waker).is_ready());
+    assert!(
+        book.poll(key, 1_000, 1_100, Rate::PerSecond(32_768), waker)
+            .is_ready()
+    );
     book.release(key);
     // The same book read at another rate converts at that rate.
     let key = book.reserve().unwrap();
-    assert!(book.poll(key, 1_000, 1_007, 1_000, waker).is_ready());
+    assert!(
+        book.poll(key, 1_000, 1_007, Rate::PerSecond(1_000), waker)
+            .is_ready()
+    );
+    book.release(key);
+    // A ready-made divisor converts the same way: 100 ticks of 32,768 Hz.
+    let key = book.reserve().unwrap();
+    let divisor = Rate::Divisor(Divisor::new(32_768));
+    assert!(book.poll(key, 1_000, 1_100, divisor, waker).is_ready());
     book.release(key);
     let figures = book.figures();
-    assert_eq!(figures.lag_micros.count(), 2);
-    assert_eq!(figures.lag_micros.sum(), 3_051 + 7_000);
+    assert_eq!(figures.lag_micros.count(), 3);
+    assert_eq!(figures.lag_micros.sum(), 3_051 + 7_000 + 3_051);
     assert_eq!(figures.lag_micros.max(), 7_000);
     assert_eq!(*book.current_figures(), figures, "in place, the same");
+}
+
+#[test]
+fn a_store_takes_the_clock_s_divisor_when_it_gives_one() {
+    use crate::raw::Rate;
+    /// A 1 kHz clock that reads 3 and gives its rate ready-made.
+    struct Ready;
+    impl Clock for Ready {
+        fn now(&self) -> u64 {
+            3
+        }
+        fn ticks_per_second(&self) -> u64 {
+            1_000
+        }
+        fn per_second(&self) -> Option<Divisor> {
+            const THOUSAND: Divisor = Divisor::new(1_000);
+            Some(THOUSAND)
+        }
+    }
+    assert_eq!(Rate::of(&VirtualClock::default()), Rate::PerSecond(1_000));
+    assert_eq!(Rate::of(&Ready), Rate::Divisor(Divisor::new(1_000)));
+    // A sleep polled 3 ticks after its deadline: 3,000 us late.
+    static TIMERS: Timers<1, Ready> = Timers::new(Ready);
+    let mut cx = Context::from_waker(core::task::Waker::noop());
+    let mut sleep = core::pin::pin!((&TIMERS).sleep_until(0));
+    assert!(sleep.as_mut().poll(&mut cx).is_ready());
+    assert_eq!(TIMERS.figures().lag_micros.max(), 3_000);
 }
 
 #[test]

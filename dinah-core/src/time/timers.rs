@@ -9,7 +9,7 @@ use core::task::{Context, Poll};
 use critical_section::Mutex;
 
 use super::{TimerDriver, TimerFigures};
-use crate::raw::{TimerBook, TimerEntry, TimerKey};
+use crate::raw::{Rate, TimerBook, TimerEntry, TimerKey};
 use crate::telemetry::Clock;
 
 type Book<const T: usize> = TimerBook<[TimerEntry<u16>; T], u16>;
@@ -145,6 +145,22 @@ impl<const T: usize, C: Clock> Timers<T, C> {
         self.with(|book| book.set_late_after(micros));
     }
 
+    /// One poll of `key`'s timer in `book` at `now`. The one call of the
+    /// book's poll for this store, kept out of line so that it is compiled
+    /// once, with the clock's rate folded in when the clock gives a
+    /// constant one ([`Clock::per_second`]).
+    #[inline(never)]
+    fn poll_book(
+        &self,
+        book: &mut Book<T>,
+        key: TimerKey,
+        deadline: u64,
+        now: u64,
+        cx: &mut Context<'_>,
+    ) -> Poll<()> {
+        book.poll(key, deadline, now, Rate::of(&self.clock), cx.waker())
+    }
+
     fn with<R>(&self, f: impl FnOnce(&mut Book<T>) -> R) -> R {
         crate::raw::critical(&self.book, f)
     }
@@ -165,8 +181,7 @@ impl<const T: usize, C: Clock> TimerDriver for &Timers<T, C> {
 
     fn poll_deadline(&self, key: TimerKey, deadline: u64, cx: &mut Context<'_>) -> Poll<()> {
         let now = self.clock.now();
-        let per_second = self.clock.ticks_per_second();
-        self.with(|book| book.poll(key, deadline, now, per_second, cx.waker()))
+        self.with(|book| self.poll_book(book, key, deadline, now, cx))
     }
 
     fn release(&self, key: TimerKey) {
@@ -177,12 +192,8 @@ impl<const T: usize, C: Clock> TimerDriver for &Timers<T, C> {
     fn start(&self, deadline: u64, cx: &mut Context<'_>) -> (Option<TimerKey>, Poll<()>) {
         // One critical section for the entry and the arming.
         let now = self.clock.now();
-        let per_second = self.clock.ticks_per_second();
         self.with(|book| match book.reserve() {
-            Some(key) => (
-                Some(key),
-                book.poll(key, deadline, now, per_second, cx.waker()),
-            ),
+            Some(key) => (Some(key), self.poll_book(book, key, deadline, now, cx)),
             None => (None, Poll::Pending),
         })
     }

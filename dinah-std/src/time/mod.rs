@@ -40,10 +40,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use dinah_core::raw::{TimerBook, TimerEntry, TimerKey, TimerStore};
+use dinah_core::raw::{Rate, TimerBook, TimerEntry, TimerKey, TimerStore};
 use dinah_core::telemetry::Clock;
 use dinah_core::time::{
-    Elapsed, Interval, MissedTicks, Sleep, TimerDriver, TimerFigures, ZeroPeriod,
+    Divisor, Elapsed, Interval, MissedTicks, Sleep, TimerDriver, TimerFigures, ZeroPeriod,
 };
 
 use crate::io::HostDriver;
@@ -55,6 +55,8 @@ const WAKE_BATCH: usize = 32;
 
 /// Lag above which a completion counts as late unless configured: 1 ms.
 const DEFAULT_LATE_AFTER_MICROS: u64 = 1_000;
+/// The timers' clock counts microseconds.
+const MICROS: Rate = Rate::Divisor(Divisor::new(1_000_000));
 
 /// A timer store that grows, and whose released entries keep their wakers
 /// while its executor lives (see [`TimerStore::keeps_wakers`]).
@@ -360,7 +362,7 @@ impl TimerDriver for TimerHandle {
     fn poll_deadline(&self, key: TimerKey, deadline: u64, cx: &mut Context<'_>) -> Poll<()> {
         let now = self.timers().now();
         let (poll, replaced) = self.timers().with(|book| {
-            let poll = book.poll(key, deadline, now, 1_000_000, cx.waker());
+            let poll = book.poll(key, deadline, now, MICROS, cx.waker());
             if poll.is_pending() {
                 self.timers().armed_for(deadline);
             }

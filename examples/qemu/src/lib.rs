@@ -149,7 +149,7 @@ pub mod tickless {
     use cortex_m::peripheral::{SCB, SYST};
     use critical_section::{CriticalSection, Mutex};
     use dinah_core::telemetry::Clock;
-    use dinah_core::time::Alarm;
+    use dinah_core::time::{Alarm, Divisor};
 
     /// SysTick's longest reload.
     const MAX_RELOAD: u32 = 0x00FF_FFFF;
@@ -275,6 +275,11 @@ pub mod tickless {
 
         fn ticks_per_second(&self) -> u64 {
             core_hz()
+        }
+
+        fn per_second(&self) -> Option<Divisor> {
+            const PER_SECOND: Divisor = Divisor::new(core_hz());
+            Some(PER_SECOND)
         }
     }
 

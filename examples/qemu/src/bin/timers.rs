@@ -27,7 +27,9 @@ use portable_atomic::{AtomicU32, Ordering};
 use cortex_m_rt::{entry, exception};
 use defmt::info;
 use dinah_core::telemetry::Clock;
-use dinah_core::time::{Divisor, Elapsed, MissedTicks, Tickless, TimerDriver, Timers, ticks_in};
+use dinah_core::time::{
+    Divisor, Elapsed, MissedTicks, Sleep, Tickless, TimerDriver, Timers, ticks_in,
+};
 use dinah_core::{AsyncExecutor, ReadyQueue};
 use dinah_qemu::tickless::{self, SysTickAlarm, SysTickClock};
 use dinah_qemu::{TARGET, check, exit_success};
@@ -55,11 +57,12 @@ fn millis(start: u64, ticks: u64) -> u32 {
     PER_SECOND.div_rem((ticks - start) * 1_000).0 as u32
 }
 
-/// Sleeps for `duration`, which is `ms` milliseconds. The caller makes the
-/// duration from a constant: `Duration::from_millis` of a value known only
-/// at run time divides, and would link a division routine.
-async fn sleeper(ms: u32, duration: Duration) {
-    TIMERS.sleep(duration).await;
+/// Waits for `sleep`, which is `ms` milliseconds long, and logs it. The
+/// caller makes the sleep from a constant duration, so converting it to
+/// ticks folds at compile time (a duration known only at run time is
+/// converted with a 64-bit multiply and a division by a billion).
+async fn sleeper(ms: u32, sleep: Sleep<&'static Timers<8, SysTickClock>>) {
+    sleep.await;
     info!("sleeper of {=u32} ms woke", ms);
     WOKE.store(WOKE.load(Ordering::Relaxed) * 10 + ms, Ordering::Relaxed);
     DONE.fetch_add(1, Ordering::Relaxed);
@@ -72,9 +75,9 @@ fn main() -> ! {
     tickless::start(peripherals.SYST);
     TIMERS.set_late_after(1_000);
 
-    let mut short = pin!(Some(sleeper(1, Duration::from_millis(1))));
-    let mut middle = pin!(Some(sleeper(2, Duration::from_millis(2))));
-    let mut long = pin!(Some(sleeper(3, Duration::from_millis(3))));
+    let mut short = pin!(Some(sleeper(1, TIMERS.sleep(Duration::from_millis(1)))));
+    let mut middle = pin!(Some(sleeper(2, TIMERS.sleep(Duration::from_millis(2)))));
+    let mut long = pin!(Some(sleeper(3, TIMERS.sleep(Duration::from_millis(3)))));
     let mut ticker = pin!(Some(async {
         let mut interval = TIMERS
             .interval(Duration::from_millis(2), MissedTicks::Skip)

@@ -4,7 +4,7 @@
 //! user code unwinds.
 #![forbid(unsafe_code)]
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, RefCell, RefMut};
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::pin;
@@ -84,7 +84,8 @@ pub(super) struct Inner<'a, M: Measure> {
     slots: RefCell<Vec<Slot<'a, M>>>,
     free: RefCell<Vec<u32>>,
     /// Taken off the wake stack or the local list, oldest first; entries
-    /// before `next` have been handed out this tick.
+    /// before `next` have been handed out. A running tick holds it (see
+    /// `Ticking`), and gives it back when it ends.
     ready: RefCell<Vec<u32>>,
     next: Cell<usize>,
     /// The local ready list while the executor does not run (see
@@ -316,11 +317,17 @@ impl<'a, M: Measure> Inner<'a, M> {
         self.live.set(self.live.get() + 1);
     }
 
-    /// Takes in waiting submissions, oldest first, while the cap allows.
+    /// Takes in waiting submissions, oldest first, while the cap allows:
+    /// once a tick, so the common case (none) is one atomic load, inline.
+    #[inline(always)]
     fn admit(&self) {
-        if !self.hub.ingress.has_pending() || self.closed.get() {
-            return;
+        if self.hub.ingress.has_pending() && !self.closed.get() {
+            self.admit_pending();
         }
+    }
+
+    #[inline(never)]
+    fn admit_pending(&self) {
         let room = self.max_tasks - self.live.get();
         for submission in self.hub.ingress.take(room) {
             let (index, header, generation, note) = self.claim_slot(
@@ -334,10 +341,11 @@ impl<'a, M: Measure> Inner<'a, M> {
         }
     }
 
-    /// Whether anything is ready. Called only while the executor runs (the
+    /// Whether anything is ready, besides `ready`'s entries from `next` on
+    /// (the tick's own list). Called only while the executor runs (the
     /// local list is installed).
-    fn has_work(&self, here: &RunningHere<'_>) -> bool {
-        self.next.get() < self.ready.borrow().len()
+    fn has_work(&self, here: &RunningHere<'_>, ready: &[u32], next: usize) -> bool {
+        next < ready.len()
             || here.has_local()
             || self.main_ready.get()
             || self.hub.stack.has_woken()
@@ -347,15 +355,14 @@ impl<'a, M: Measure> Inner<'a, M> {
     /// Moves every task woken since the last call onto the ready list: the
     /// local ones first (woken during earlier polls on this thread), then
     /// the wake stack's, in wake order.
-    fn take_woken(&self, here: &RunningHere<'_>) {
-        let mut ready = self.ready.borrow_mut();
-        let next = self.next.replace(0);
+    #[inline(always)]
+    fn take_woken(&self, here: &RunningHere<'_>, ready: &mut Vec<u32>, next: usize) {
         if next == ready.len() {
             // The usual case: everything was handed out, so the local list
             // simply becomes the ready list (and the old one, emptied, the
             // local list): no copy.
             ready.clear();
-            here.swap_local(&mut ready);
+            here.swap_local(ready);
         } else {
             ready.drain(..next);
             let mut local = Vec::new();
@@ -382,17 +389,11 @@ impl<'a, M: Measure> Inner<'a, M> {
         }
     }
 
-    /// The next ready task, if any.
-    fn pop_ready(&self) -> Option<u32> {
-        let next = self.next.get();
-        let index = *self.ready.borrow().get(next)?;
-        self.next.set(next + 1);
-        Some(index)
-    }
-
     /// One tick; the caller has entered the executor (`RunningHere`). The
     /// loop is the scheduling core's ([`raw::tick`]), over this executor's
-    /// storage ([`Ticking`]).
+    /// storage ([`Ticking`]). Inlined into its two callers: `block_on` reads
+    /// only `work_remaining`, and the rest of the report then costs nothing.
+    #[inline(always)]
     pub(super) fn tick(&self, budget: usize, here: &RunningHere<'_>) -> TickReport {
         self.admit();
         // Timers due by now wake their tasks before the wake stack is read,
@@ -410,8 +411,12 @@ impl<'a, M: Measure> Inner<'a, M> {
                 self.io_countdown.set(left - 1);
             }
         }
+        // The ready list is borrowed once for the whole tick, not once per
+        // task.
         let report = raw::tick(
             &mut Ticking {
+                ready: self.ready.borrow_mut(),
+                next: self.next.get(),
                 inner: self,
                 here,
                 place: None,
@@ -651,17 +656,31 @@ struct Ticking<'t, 'r, 'a, M: Measure> {
     inner: &'t Inner<'a, M>,
     here: &'t RunningHere<'r>,
     place: Option<TaskPlace<'a>>,
+    /// The executor's ready list, borrowed for the whole tick (nothing
+    /// else reads it): entries before `next` have been handed out.
+    ready: RefMut<'t, Vec<u32>>,
+    next: usize,
+}
+
+impl<M: Measure> Drop for Ticking<'_, '_, '_, M> {
+    /// Keeps the tick's place in the ready list for the next one.
+    fn drop(&mut self) {
+        self.inner.next.set(self.next);
+    }
 }
 
 impl<M: Measure> raw::Tick for Ticking<'_, '_, '_, M> {
     #[inline(always)]
     fn take_woken(&mut self) {
-        self.inner.take_woken(self.here);
+        let next = std::mem::replace(&mut self.next, 0);
+        self.inner.take_woken(self.here, &mut self.ready, next);
     }
 
     #[inline(always)]
     fn next_ready(&mut self) -> Option<u32> {
-        self.inner.pop_ready()
+        let index = *self.ready.get(self.next)?;
+        self.next += 1;
+        Some(index)
     }
 
     #[inline(always)]
@@ -748,7 +767,7 @@ impl<M: Measure> raw::Tick for Ticking<'_, '_, '_, M> {
 
     #[inline(always)]
     fn has_work(&self) -> bool {
-        self.inner.has_work(self.here)
+        self.inner.has_work(self.here, &self.ready, self.next)
     }
 }
 

@@ -112,6 +112,13 @@ impl Word {
     pub const fn is_queued(self) -> bool {
         self.has(QUEUED)
     }
+    /// Queued by a wake made in the executor's own context during this
+    /// task's own poll (the poll since the task was last taken off its
+    /// list): it woke itself.
+    #[must_use]
+    pub const fn is_self_woken(self) -> bool {
+        self.has(SELF_WOKEN)
+    }
     /// `Pending` (never polled), without decoding the lifecycle.
     #[must_use]
     pub const fn is_pending(self) -> bool {

@@ -13,7 +13,7 @@ use dinah_core::telemetry::{ExecutorFigures, PollStamp, TaskFigures, TaskPhase, 
 use super::histograms::PollHistograms;
 use crate::io::IoWait;
 use crate::primitives::lock_std;
-use crate::telemetry::hook::{Probe, Stamp, micros};
+use crate::telemetry::hook::{Probe, Stamp, micros, stamped};
 use crate::telemetry::{TelemetryConfig, Thresholds, Verdict};
 
 /// The figures' ticks: microseconds.
@@ -40,15 +40,14 @@ pub(crate) struct TaskProbe {
     busy: AtomicU64,
     longest: AtomicU64,
     longest_wait: AtomicU64,
-    /// Wakes from the executor's own thread while it runs: one writer, so
-    /// a load and a store, no read-modify-write. Readers add both.
+    /// Wakes from the executor's own thread while it runs, self-wakes
+    /// apart: one writer, so a load and a store, no read-modify-write.
+    /// Readers add `wakes`, this and `self_wakes`.
     local_wakes: AtomicU64,
     /// Only ever counted on the executor's thread (a self-wake is made
-    /// by the task's own poll): one writer.
+    /// by the task's own poll): one writer. Not in `local_wakes`, so a
+    /// self-wake moves one counter, not two.
     self_wakes: AtomicU64,
-    /// It woke itself during its running poll: stamped and traced at the
-    /// poll's end, when it is ready to run again.
-    woke_itself: AtomicBool,
     /// `line` is set (read without the lock).
     in_line: AtomicBool,
     /// `io_wait` is set (read without the lock).
@@ -80,7 +79,6 @@ impl TaskProbe {
             name: Mutex::new(None),
             ready: ReadyStamp::new(),
             waiting: Stamp::new(),
-            woke_itself: AtomicBool::new(false),
             timer_due: Stamp::new(),
             line: Mutex::new(None),
             in_line: AtomicBool::new(false),
@@ -125,7 +123,7 @@ impl TaskProbe {
 /// compare-and-swap. The earlier of the two counts. So a task that the
 /// executor's own thread makes ready costs no locked operation.
 ///
-/// Each is a time `t` stored as `t + 1`, 0 being "not ready" (as [`Stamp`]).
+/// Each is a time stored as a [`Stamp`] stores it, 0 being "not ready".
 struct ReadyStamp {
     here: AtomicU64,
     elsewhere: AtomicU64,
@@ -142,7 +140,7 @@ impl ReadyStamp {
     /// Ready since `at` (the executor's thread), unless already ready.
     fn set_here(&self, at: u64) {
         if self.here.load(Ordering::Relaxed) == 0 {
-            self.here.store(at.saturating_add(1), Ordering::Relaxed);
+            self.here.store(stamped(at), Ordering::Relaxed);
         }
     }
 
@@ -151,7 +149,7 @@ impl ReadyStamp {
         if self.elsewhere.load(Ordering::Relaxed) == 0 {
             let _ = self.elsewhere.compare_exchange(
                 0,
-                at.saturating_add(1),
+                stamped(at),
                 Ordering::Relaxed,
                 Ordering::Relaxed,
             );
@@ -181,7 +179,7 @@ impl ReadyStamp {
     /// Ready since `at` and nothing earlier: a new task (the executor's
     /// thread).
     fn reset(&self, at: u64) {
-        self.here.store(at.saturating_add(1), Ordering::Relaxed);
+        self.here.store(stamped(at), Ordering::Relaxed);
         self.elsewhere.store(0, Ordering::Relaxed);
     }
 
@@ -192,10 +190,10 @@ impl ReadyStamp {
     }
 }
 
-/// The earlier of two stored stamps (`t + 1`, 0 for none): 0 becomes
-/// `u64::MAX` once 1 is taken off, so the smaller is the one set.
+/// The earlier of two stored stamps (`!t`, 0 for none): the complement of
+/// 0 is `u64::MAX`, so the smaller complement is the one set.
 fn earlier(a: u64, b: u64) -> Option<u64> {
-    let earlier = a.wrapping_sub(1).min(b.wrapping_sub(1));
+    let earlier = (!a).min(!b);
     (earlier != u64::MAX).then_some(earlier)
 }
 
@@ -306,7 +304,7 @@ pub(crate) struct ExecProbe {
     last_full: Stamp,
     polls: AtomicU64,
     long_polls: AtomicU64,
-    /// As `TaskProbe`'s: wakes from other threads, wakes from the
+    /// As `TaskProbe`'s: wakes from other threads, other wakes from the
     /// executor's thread (one writer), self-wakes (one writer).
     wakes: AtomicU64,
     local_wakes: AtomicU64,
@@ -419,11 +417,10 @@ impl ExecProbe {
         if self_wake {
             // From the task's own poll (so on the executor's thread, and
             // the task is not waiting: its poll's start cleared that).
-            add_single_writer(&slot.local_wakes, 1);
-            add_single_writer(&self.local_wakes, 1);
+            // Stamped and traced when its poll ends (the task's word says it
+            // woke itself), when it is ready to run again.
             add_single_writer(&slot.self_wakes, 1);
             add_single_writer(&self.self_wakes, 1);
-            slot.woke_itself.store(true, Ordering::Relaxed);
             return;
         }
         slot.waiting.clear();
@@ -512,13 +509,14 @@ impl ExecProbe {
     }
 
     /// The poll that began at `start` returned. `queued`: the task was
-    /// woken meanwhile. `ended`: it finished, and how.
+    /// woken meanwhile; `woke_itself`: by itself (the task's word says
+    /// both). `ended`: it finished, and how.
     #[inline(never)]
     pub(crate) fn poll_ended(
         &self,
         slot: &TaskProbe,
         start: PollStart,
-        queued: bool,
+        (queued, woke_itself): (bool, bool),
         ended: Option<TraceEventKind>,
     ) {
         if self.polling.is_polling() {
@@ -540,11 +538,6 @@ impl ExecProbe {
         // No lock: the executor's thread is the histograms' one writer.
         self.hist.record(start.waited, took);
         let task = slot.id();
-        // Set and cleared on the executor's thread only: no swap needed.
-        let woke_itself = slot.woke_itself.load(Ordering::Relaxed);
-        if woke_itself {
-            slot.woke_itself.store(false, Ordering::Relaxed);
-        }
         if woke_itself && ended.is_none() {
             slot.ready.set_here(now);
             if let Some(task) = task {
@@ -664,7 +657,6 @@ impl ExecProbe {
     fn clear(&self, slot: &TaskProbe) {
         slot.ready.clear();
         slot.waiting.clear();
-        slot.woke_itself.store(false, Ordering::Relaxed);
         slot.timer_due.clear();
         Self::leave_line(slot);
         Self::note_io_wait(slot, None);
@@ -679,8 +671,10 @@ impl ExecProbe {
         figures.rejected = load(&self.rejected);
         figures.polls = load(&self.polls);
         figures.long_polls = load(&self.long_polls);
-        figures.wakes = load(&self.wakes).wrapping_add(load(&self.local_wakes));
         figures.self_wakes = load(&self.self_wakes);
+        figures.wakes = load(&self.wakes)
+            .wrapping_add(load(&self.local_wakes))
+            .wrapping_add(figures.self_wakes);
         figures.stale_wakes = load(&self.stale_wakes);
         figures
     }
@@ -711,8 +705,10 @@ impl ExecProbe {
                 let mut figures = TaskFigures::new(task, MICROS_PER_SECOND);
                 figures.name = slot.name();
                 figures.polls = load(&slot.polls);
-                figures.wakes = load(&slot.wakes).wrapping_add(load(&slot.local_wakes));
                 figures.self_wakes = load(&slot.self_wakes);
+                figures.wakes = load(&slot.wakes)
+                    .wrapping_add(load(&slot.local_wakes))
+                    .wrapping_add(figures.self_wakes);
                 figures.stale_wakes = load(&slot.stale_wakes);
                 figures.busy = micros(load(&slot.busy));
                 figures.longest_poll = micros(load(&slot.longest));
@@ -827,7 +823,7 @@ impl ExecProbe {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::{ReadyStamp, Waited};
+    use super::{ReadyStamp, Stamp, Waited};
 
     #[test]
     fn a_packed_wait_unpacks_to_itself_and_the_longest_are_clamped() {
@@ -869,5 +865,20 @@ mod tests {
         assert_eq!(ready.get(), Some(3));
         ready.clear();
         assert_eq!(ready.get(), None);
+    }
+
+    #[test]
+    fn a_stamp_keeps_every_time_but_the_last() {
+        let stamp = Stamp::new();
+        assert_eq!(stamp.get(), None);
+        for at in [0, 1, 1_000, u64::MAX / 2, u64::MAX - 1] {
+            stamp.set(at);
+            assert_eq!(stamp.get(), Some(at));
+        }
+        stamp.clear();
+        assert_eq!(stamp.get(), None);
+        // The one time a stamp cannot hold: it reads as none.
+        stamp.set(u64::MAX);
+        assert_eq!(stamp.get(), None);
     }
 }

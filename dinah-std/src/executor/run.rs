@@ -42,7 +42,10 @@ const MAIN: u32 = u32::MAX - 1;
 /// Where a slot's tasks live: a stable place (the slot table may grow while
 /// a task is polled in place, since tasks spawn), reused by every task of
 /// the slot while its header is.
-struct Place<'a> {
+struct Place<'a, M: Measure> {
+    /// The slot's header, to read its task's word after a poll without a
+    /// borrow of the slot table.
+    header: Arc<Header<M>>,
     /// The slot's header as a `Waker`, lent to every poll.
     waker: Waker,
     task: RefCell<Option<BoxedTask<'a>>>,
@@ -54,11 +57,11 @@ struct Place<'a> {
     who: Cell<Option<(TaskId, Option<&'static str>)>>,
 }
 
-type TaskPlace<'a> = Rc<Place<'a>>;
+type TaskPlace<'a, M> = Rc<Place<'a, M>>;
 
 struct Slot<'a, M: Measure> {
     header: Arc<Header<M>>,
-    task: TaskPlace<'a>,
+    task: TaskPlace<'a, M>,
 }
 
 impl<M: Measure> Slot<'_, M> {
@@ -66,6 +69,7 @@ impl<M: Measure> Slot<'_, M> {
         let header = Header::new(index, hub, true);
         Self {
             task: Rc::new(Place {
+                header: Arc::clone(&header),
                 waker: Waker::from(Arc::clone(&header)),
                 task: RefCell::new(None),
                 note: Rc::new(AbortNote::new()),
@@ -288,10 +292,10 @@ impl<'a, M: Measure> Inner<'a, M> {
         };
         let slot = &mut slots[index as usize];
         // A header that something else still holds (a cloned waker, a
-        // handle's cancel path) beyond the slot and its place's waker stays
-        // with its old task; this task gets a new one. A stale wake through
-        // the old one finds its task over.
-        if Arc::strong_count(&slot.header) > 2 {
+        // handle's cancel path) beyond the slot, its place and its place's
+        // waker stays with its old task; this task gets a new one. A stale
+        // wake through the old one finds its task over.
+        if Arc::strong_count(&slot.header) > 3 {
             if let (Some(probe), Some(old)) = (self.probe(), slot.header.probe.get()) {
                 probe.forget(old);
             }
@@ -435,7 +439,7 @@ impl<'a, M: Measure> Inner<'a, M> {
     /// borrow of the slot table held (so it may spawn), catching a panic.
     /// A task that ends is dropped there and then. Returns how it ended.
     #[inline(always)]
-    fn poll_in_place(&self, index: u32, place: &TaskPlace<'a>) -> Option<Life> {
+    fn poll_in_place(&self, index: u32, place: &TaskPlace<'a, M>) -> Option<Life> {
         let mut guard = place.task.borrow_mut();
         let task = guard.as_mut()?;
         self.hub.stack.set_polling(index + 1);
@@ -560,7 +564,7 @@ impl<'a, M: Measure> Inner<'a, M> {
         // Each submission drops its future, then resolves its handle
         // (`Panicked` if the future's destructor panics).
         drop(submissions);
-        let tasks: Vec<(BoxedTask<'a>, TaskPlace<'a>, Arc<Header<M>>)> = {
+        let tasks: Vec<(BoxedTask<'a>, TaskPlace<'a, M>, Arc<Header<M>>)> = {
             let mut slots = self.slots.borrow_mut();
             slots
                 .iter_mut()
@@ -655,7 +659,7 @@ fn task_report(id: TaskId, name: Option<&'static str>, life: Life) -> ChildRepor
 struct Ticking<'t, 'r, 'a, M: Measure> {
     inner: &'t Inner<'a, M>,
     here: &'t RunningHere<'r>,
-    place: Option<TaskPlace<'a>>,
+    place: Option<TaskPlace<'a, M>>,
     /// The executor's ready list, borrowed for the whole tick (nothing
     /// else reads it): entries before `next` have been handed out.
     ready: RefMut<'t, Vec<u32>>,
@@ -740,11 +744,7 @@ impl<M: Measure> raw::Tick for Ticking<'_, '_, '_, M> {
         };
         let ended = inner.poll_in_place(entry, &place);
         if let Some((probe, slot, start)) = watched {
-            let queued = inner.slots.borrow()[entry as usize]
-                .header
-                .cell
-                .word()
-                .is_queued();
+            let word = place.header.cell.word();
             let kind = ended.map(|life| {
                 if life == Life::Completed {
                     TraceEventKind::Completed
@@ -752,7 +752,7 @@ impl<M: Measure> raw::Tick for Ticking<'_, '_, '_, M> {
                     TraceEventKind::Failed
                 }
             });
-            probe.poll_ended(slot, start, queued, kind);
+            probe.poll_ended(slot, start, (word.is_queued(), word.is_self_woken()), kind);
         }
         let ended = ended?;
         inner.end(entry, ended);

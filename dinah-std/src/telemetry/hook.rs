@@ -209,7 +209,10 @@ pub(crate) const fn micros(nanos: u64) -> u64 {
     nanos / 1_000
 }
 
-/// A stamp kept in an atomic: 0 is "none", so a time `t` is stored `t + 1`.
+/// A stamp kept in an atomic: 0 is "none", so a time `t` is stored as its
+/// complement `!t` (one instruction, where `t + 1` would have to saturate).
+/// A time of `u64::MAX` nanoseconds, which no clock reaches in 584 years,
+/// reads as none.
 pub(crate) struct Stamp(AtomicU64);
 
 impl Stamp {
@@ -218,7 +221,7 @@ impl Stamp {
     }
 
     pub(crate) fn set(&self, at: u64) {
-        self.0.store(at.saturating_add(1), Ordering::Relaxed);
+        self.0.store(stamped(at), Ordering::Relaxed);
     }
 
     pub(crate) fn clear(&self) {
@@ -226,8 +229,20 @@ impl Stamp {
     }
 
     pub(crate) fn get(&self) -> Option<u64> {
-        self.0.load(Ordering::Relaxed).checked_sub(1)
+        unstamped(self.0.load(Ordering::Relaxed))
     }
+}
+
+/// A time as a [`Stamp`] stores it: never 0 unless the time is `u64::MAX`.
+#[inline(always)]
+pub(crate) const fn stamped(at: u64) -> u64 {
+    !at
+}
+
+/// A stored stamp's time, or `None` for 0.
+#[inline(always)]
+pub(crate) const fn unstamped(stored: u64) -> Option<u64> {
+    if stored == 0 { None } else { Some(!stored) }
 }
 
 /// A runtime's telemetry hook: `Some` when it was built with telemetry.

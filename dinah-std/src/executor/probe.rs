@@ -440,7 +440,9 @@ impl ExecProbe {
         } else {
             slot.ready.set_elsewhere(now);
         }
-        if let Some(task) = slot.id() {
+        if self.probe.listens()
+            && let Some(task) = slot.id()
+        {
             self.probe.emit(task, TraceEventKind::Woken, now);
         }
     }
@@ -491,6 +493,10 @@ impl ExecProbe {
         }
         if let Some(task) = task {
             self.polling.start(task, now);
+        }
+        if self.probe.listens()
+            && let Some(task) = task
+        {
             if first {
                 self.probe.emit(task, TraceEventKind::Started, now);
             }
@@ -537,7 +543,13 @@ impl ExecProbe {
         }
         // No lock: the executor's thread is the histograms' one writer.
         self.hist.record(start.waited, took);
-        let task = slot.id();
+        // The task's id names its events; with nobody to hear them, it is
+        // not even read.
+        let task = if self.probe.listens() {
+            slot.id()
+        } else {
+            None
+        };
         if woke_itself && ended.is_none() {
             slot.ready.set_here(now);
             if let Some(task) = task {

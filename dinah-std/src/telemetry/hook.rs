@@ -115,18 +115,29 @@ pub(crate) struct Probe {
     /// observer), whose panic must be caught and held. Without one, nothing
     /// the probe calls can panic, and the callers skip the holding.
     user_code: bool,
+    /// Whether events go anywhere (a sink or an observer): without either,
+    /// a poll skips making them with one test.
+    listens: bool,
 }
 
 impl Probe {
     pub(crate) fn new(config: TelemetryConfig) -> Self {
         let long_poll_ns = u64::try_from(config.long_poll.as_nanos()).unwrap_or(u64::MAX);
-        let user_code =
-            config.clock.is_some() || config.sink.is_some() || config.observer.is_some();
+        let listens = config.sink.is_some() || config.observer.is_some();
+        let user_code = config.clock.is_some() || listens;
         Self {
             config,
             long_poll_ns,
             user_code,
+            listens,
         }
+    }
+
+    /// Whether a sink or an observer hears this probe's events; when
+    /// `false`, [`emit`](Self::emit) and the `observe_` calls do nothing.
+    #[inline(always)]
+    pub(crate) fn listens(&self) -> bool {
+        self.listens
     }
 
     /// Whether a hook of this probe runs the user's code, which may panic

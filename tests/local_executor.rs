@@ -499,14 +499,20 @@ fn stale_wakes_are_counted_and_ignored() {
     };
     executor.tick(usize::MAX);
     assert!(handle.is_finished());
+    // Only the waker below still refers to the task's cell.
+    drop(handle);
     let waker = parked.borrow_mut().take().unwrap();
     waker.wake_by_ref();
     let report = executor.tick(usize::MAX);
     assert_eq!((report.polled, report.stale_wakes), (0, 1));
     assert_eq!(executor.stale_wakes(), 1);
-    // The cell is not reused while this waker lives; a new task is safe.
+    // The cell is not reused while this waker lives; a new task is safe:
+    // the old waker's wake is stale, not the new task's.
     let next = executor.try_spawn(async { Ok::<_, ()>(1) }).unwrap();
     waker.wake();
+    let report = executor.tick(usize::MAX);
+    assert_eq!((report.polled, report.stale_wakes), (1, 1));
+    assert_eq!(executor.stale_wakes(), 2);
     assert_eq!(executor.block_on(next), Ok(Ok(1)));
 }
 

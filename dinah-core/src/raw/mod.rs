@@ -28,7 +28,7 @@
 //! | `wake_stack.rs` | [`WakeStack`]: waking, cancelling, starting, taking |
 //! | `tick.rs` | [`Tick`], [`tick`], [`TickTally`] and [`Step`]: one tick, for both executors |
 //! | `wheel.rs` | [`Wheel`]: the timer wheel both executors' timer stores are built on |
-//! | `timer_book.rs` | [`TimerBook`]: a wheel with its figures, the logic of every timer store |
+//! | `timer_book.rs` | [`TimerBook`]: a wheel with its figures, the logic of every timer store; [`Rate`], the clock's rate it converts lags by |
 //! | `wait_list.rs` | [`WaitList`]: the first-in, first-out line of waiters of channels and semaphores |
 //! | `permits.rs` | [`Permits`]: a semaphore's count and line, for both crates' semaphores |
 //! | `channel_state.rs` | [`ChannelState`]: a bounded channel's buffer, line and receiver, for both crates' channels |

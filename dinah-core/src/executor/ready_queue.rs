@@ -321,32 +321,39 @@ impl<const N: usize, C: Measure> ReadyQueue<N, C> {
         }
     }
 
-    /// Wakes slot `index` (see [`WakeStack::wake`]).
-    /// The party that queues the cell stamps it between setting `QUEUED`
-    /// and pushing, so the stamp is the wake's own, and the consumer, which
-    /// reads it after taking the entry, sees it.
+    /// Wakes `cell`, one of this queue's (see [`WakeStack::wake`]).
+    ///
+    /// A queue with a context function asks it whether a wake that lands
+    /// during a poll is the executor's own. On a target without an
+    /// operating system (firmware, where flash is scarce) one copy of the
+    /// wake does both; elsewhere a queue with a context function takes an
+    /// out-of-line copy, so the common wake calls nothing and keeps no
+    /// stack frame.
     #[inline(always)]
-    pub(super) fn wake_index(&self, index: usize) {
-        if self.context.is_some() {
-            // Out of line: its call to the context function would cost
-            // every wake a stack frame.
-            return self.wake_index_telling_context(index);
+    pub(super) fn wake_cell(&self, cell: &Cell<C>) {
+        let no_context = self.context.is_none();
+        if cfg!(target_os = "none") || no_context {
+            self.wake_marked(cell, no_context);
+        } else {
+            self.wake_cell_telling_context(cell);
         }
-        self.wake_marked(index, true);
     }
 
-    /// [`wake_index`](Self::wake_index) on a queue that names contexts.
+    /// [`wake_cell`](Self::wake_cell) on a queue that names contexts, out of
+    /// line.
     #[inline(never)]
-    fn wake_index_telling_context(&self, index: usize) {
-        self.wake_marked(index, false);
+    fn wake_cell_telling_context(&self, cell: &Cell<C>) {
+        self.wake_marked(cell, false);
     }
 
-    /// Marks slot `index` (asking the context function, unless `no_context`,
+    /// Marks `cell` (asking the context function, unless `no_context`,
     /// whether a wake during a poll is the executor's own), then queues it,
-    /// counts it as stale, or lets it coalesce.
+    /// counts it as stale, or lets it coalesce. The party that queues the
+    /// cell stamps it between setting `QUEUED` and pushing, so the stamp is
+    /// the wake's own, and the consumer, which reads it after taking the
+    /// entry, sees it.
     #[inline(always)]
-    fn wake_marked(&self, index: usize, no_context: bool) {
-        let cell = self.cell(index);
+    fn wake_marked(&self, cell: &Cell<C>, no_context: bool) {
         let here = || no_context || self.in_owner_context();
         match self.stack.mark(&cell.task, here) {
             Ok(true) => {
@@ -354,6 +361,7 @@ impl<const N: usize, C: Measure> ReadyQueue<N, C> {
                     // The tick source is the binary's code: if it panics,
                     // the wake is still queued (with an older stamp) on the
                     // way out.
+                    let index = cell.task.index() as usize;
                     let unwinding = PushOnUnwind { queue: self, index };
                     C::queued(&cell.counters);
                     core::mem::forget(unwinding);

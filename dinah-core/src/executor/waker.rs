@@ -94,28 +94,33 @@ impl<const N: usize, C: Measure> ReadyQueue<N, C> {
             .cast::<()>()
     }
 
-    /// Recovers the queue and the cell index from a waker's data pointer.
+    /// Recovers the queue, the cell and the cell's index from a waker's
+    /// data pointer. The cell is the one the pointer points at, so a wake
+    /// does not look it up again by index.
     ///
     /// # Safety
     ///
     /// `data` came from [`data_of`](Self::data_of) on a `ReadyQueue<N>` of
     /// this same `N`.
-    unsafe fn from_data(data: *const ()) -> (&'static Self, usize) {
+    unsafe fn from_data(data: *const ()) -> (&'static Self, &'static Cell<C>, usize) {
         let cell = data.cast::<Cell<C>>();
-        // SAFETY: `cell` points at a live cell of a `'static` queue
-        // (invariants 1 and 2), so reading its immutable `index` is fine.
-        let index = unsafe { (*cell).task.index() } as usize;
+        // SAFETY: `cell` points at a live cell of a `'static` queue, which
+        // is never freed (invariants 1 and 2); a cell is only ever shared
+        // (its fields are atomics, or immutable), so a shared reference to
+        // it for `'static` is sound.
+        let cell_ref: &'static Cell<C> = unsafe { &*cell };
+        let index = cell_ref.task.index() as usize;
         // SAFETY: the cell is `index` cells from the queue's start, and the
         // pointer's provenance covers the whole queue (invariants 2 and 3),
         // so stepping back lands on the queue's first byte.
         let queue = unsafe { &*cell.sub(index).cast::<Self>() };
-        (queue, index)
+        (queue, cell_ref, index)
     }
 
     unsafe fn clone_waker(data: *const ()) -> RawWaker {
         // SAFETY: `data` is a data pointer this vtable was built with.
-        let (queue, index) = unsafe { Self::from_data(data) };
-        let refs = &queue.cell(index).refs;
+        let (_, cell, _) = unsafe { Self::from_data(data) };
+        let refs = &cell.refs;
         // One more reference (invariant 4). Relaxed, as for `Arc`: a clone
         // is made from a waker that already keeps the slot, or from the one
         // lent during a poll, before that poll returns.
@@ -128,8 +133,8 @@ impl<const N: usize, C: Measure> ReadyQueue<N, C> {
 
     unsafe fn wake_by_ref(data: *const ()) {
         // SAFETY: `data` is a data pointer this vtable was built with.
-        let (queue, index) = unsafe { Self::from_data(data) };
-        queue.wake_index(index);
+        let (queue, cell, _) = unsafe { Self::from_data(data) };
+        queue.wake_cell(cell);
     }
 
     unsafe fn wake_by_value(data: *const ()) {
@@ -143,8 +148,7 @@ impl<const N: usize, C: Measure> ReadyQueue<N, C> {
 
     unsafe fn drop_waker(data: *const ()) {
         // SAFETY: `data` is a data pointer this vtable was built with.
-        let (queue, index) = unsafe { Self::from_data(data) };
-        let cell = queue.cell(index);
+        let (queue, cell, index) = unsafe { Self::from_data(data) };
         // Give the reference back (invariant 4). The main future's cell is
         // never recycled.
         if cell.refs.fetch_sub(1, Ordering::Release) != 1 || index >= N {

@@ -206,7 +206,7 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
                     }
                 }
             };
-            divisor.div_rem(ticks.saturating_mul(1_000_000)).0
+            micros_of(ticks, divisor)
         };
         self.figures.lag_micros.record(micros);
         if self
@@ -215,6 +215,84 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
             .is_some_and(|limit| micros > limit)
         {
             self.figures.late = self.figures.late.wrapping_add(1);
+        }
+    }
+}
+
+/// Whole microseconds in `ticks` of a clock of `per_second` ticks a second.
+///
+/// A clock of a power-of-two number of ticks per microsecond (16, 32 or
+/// 64 MHz, say) takes a shift, exact at any tick count; any other rate
+/// takes a multiply-high by the divisor's reciprocal, saturating past
+/// `u64::MAX / 1,000,000` ticks. With a `const` divisor the test folds away.
+#[inline(always)]
+fn micros_of(ticks: u64, per_second: Divisor) -> u64 {
+    const MILLION: Divisor = Divisor::new(1_000_000);
+    let (per_micro, rest) = MILLION.div_rem(per_second.get());
+    if rest == 0 && per_micro.is_power_of_two() {
+        return ticks >> per_micro.trailing_zeros();
+    }
+    per_second.div_rem(ticks.saturating_mul(1_000_000)).0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Divisor, micros_of};
+
+    /// The plain formula, in 128 bits: no saturation, no shortcut.
+    fn exact(ticks: u64, per_second: u64) -> u64 {
+        (u128::from(ticks) * 1_000_000 / u128::from(per_second)) as u64
+    }
+
+    #[test]
+    fn whole_ticks_per_microsecond_in_a_power_of_two_take_a_shift_and_stay_exact() {
+        for hz in [1_000_000, 2_000_000, 16_000_000, 64_000_000, 1 << 20] {
+            let divisor = Divisor::new(hz);
+            for ticks in [
+                1,
+                15,
+                16,
+                17,
+                1_000_003,
+                1 << 40,
+                u64::MAX / 1_000_000,
+                u64::MAX,
+            ] {
+                let expected = if hz % 1_000_000 == 0 {
+                    // A shift: exact even where `ticks * 1,000,000`
+                    // overflows.
+                    exact(ticks, hz)
+                } else {
+                    // Not whole ticks per microsecond: the general path,
+                    // which saturates the product.
+                    divisor.div_rem(ticks.saturating_mul(1_000_000)).0
+                };
+                assert_eq!(
+                    micros_of(ticks, divisor),
+                    expected,
+                    "{ticks} ticks at {hz} Hz"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn other_rates_take_the_reciprocal() {
+        for hz in [12_000_000, 48_000_000, 32_768, 1_000, 3] {
+            let divisor = Divisor::new(hz);
+            for ticks in [1, 11, 12, 13, 100, 1_000_003, u64::MAX / 1_000_000] {
+                assert_eq!(
+                    micros_of(ticks, divisor),
+                    exact(ticks, hz),
+                    "{ticks} at {hz} Hz"
+                );
+            }
+            // Past the product's range it saturates, as it always has.
+            assert_eq!(
+                micros_of(u64::MAX, divisor),
+                u64::MAX / hz,
+                "saturated at {hz} Hz"
+            );
         }
     }
 }

@@ -27,6 +27,10 @@ for set in "${feature_sets[@]}"; do
     cargo clippy --all-targets $set -- -D warnings
 done
 
+step "cargo clippy -p dinah-core --all-targets --all-features --cfg dinah_plain_wakes (the firmware's wake protocol, on the host)"
+RUSTFLAGS="--cfg dinah_plain_wakes" CARGO_TARGET_DIR=target/plain \
+    cargo clippy -p dinah-core --all-targets --all-features -- -D warnings
+
 for set in "${feature_sets[@]}"; do
     step "cargo doc $set"
     # shellcheck disable=SC2086

@@ -159,8 +159,8 @@ typed_id! {
     /// [`slot`](Self::slot) and [`generation`](Self::generation) read them
     /// back. [`get`](Self::get) is always the raw number.
     ///
-    /// A slot's generations have 41 bits: its ids repeat only after
-    /// 2<sup>41</sup> tasks in that one slot, 69 years at one task a
+    /// A slot's generations have 40 bits: its ids repeat only after
+    /// 2<sup>40</sup> tasks in that one slot, 34 years at one task a
     /// millisecond.
     TaskId,
     /// [`TaskId::new`] was given zero, the reserved invalid value.

@@ -9,7 +9,7 @@ use core::task::{Context, Poll};
 use super::error::slot_out_of_range;
 use super::{CancelError, QueueClaimed, ReadyQueue, SpawnError, TaskRef};
 use crate::id::TaskId;
-use crate::raw::Life;
+use crate::raw::{KEEPS_POLLED_WAKES, Life};
 use crate::task::{TaskFailure, TaskOutput, TaskState};
 #[cfg(doc)]
 use crate::telemetry::{Counted, Timed};
@@ -83,6 +83,11 @@ pub struct AsyncExecutor<'a, const N: usize, O: TaskOutput = (), M: Measure = Un
     /// Taken off the wake stack and not yet polled, oldest first.
     pub(super) ready_head: u16,
     ready_tail: u16,
+    /// Tasks the executor queued itself since its last tick (woken while it
+    /// polled them, see `KEEPS_POLLED_WAKES`), oldest first, with the wakes
+    /// it moved off the stack ahead of them: its head and tail.
+    #[cfg(not(any(target_os = "none", dinah_plain_wakes)))]
+    held: (u16, u16),
     /// The future driven by `run_until` was woken.
     pub(super) main_ready: bool,
     pub(super) stale_seen: u32,
@@ -107,6 +112,8 @@ impl<'a, const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'a, N, O, M> {
             free: 0,
             ready_head: 0,
             ready_tail: 0,
+            #[cfg(not(any(target_os = "none", dinah_plain_wakes)))]
+            held: (0, 0),
             main_ready: false,
             stale_seen: queue.stale_wakes(),
         };
@@ -259,7 +266,16 @@ impl<'a, const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'a, N, O, M> {
     /// reused.
     pub(super) fn end(&mut self, index: usize, life: Life) {
         *self.task_slot(index) = None;
-        self.queue.task_cell(index).set_life(life);
+        if KEEPS_POLLED_WAKES {
+            // A wake during the task's last poll left it queued on no
+            // list: its entry goes on the held list, to be released in
+            // order.
+            if self.queue.task_cell(index).end_polled(life) {
+                self.hold(index);
+            }
+        } else {
+            self.queue.task_cell(index).set_life(life);
+        }
         self.recycle(index);
     }
 
@@ -308,6 +324,65 @@ impl<'a, const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'a, N, O, M> {
                 .set_link(first);
         }
         self.ready_tail = last as u16;
+    }
+
+    /// Queues slot `index` for the next tick from the executor's side: its
+    /// task was woken while it was being polled (`POLLING`), so no waker
+    /// pushed it. Whatever the wake stack holds was woken before that poll
+    /// ended and goes ahead of it: a wake that lands during its task's poll
+    /// counts as made when the poll ends. For a timed queue, the wait is
+    /// stamped here.
+    #[cfg(not(any(target_os = "none", dinah_plain_wakes)))]
+    pub(super) fn hold(&mut self, index: usize) {
+        let queue = self.queue;
+        let (mut head, mut tail) = self.held;
+        let mut append = |first: u32, last: u32| {
+            if tail == 0 {
+                head = first as u16;
+            } else {
+                queue.task_cell(usize::from(tail - 1)).set_link(first);
+            }
+            tail = last as u16;
+        };
+        // A load first: taking the stack is a swap, a locked operation.
+        if queue.stack().has_woken()
+            && let Some((first, last)) = queue.take_woken()
+        {
+            append(first, last);
+        }
+        let entry = index as u32 + 1;
+        queue.task_cell(index).set_link(0);
+        append(entry, entry);
+        self.held = (head, tail);
+        queue.restamp(index);
+    }
+
+    /// On firmware no task is ever `POLLING`, so none is held.
+    #[cfg(any(target_os = "none", dinah_plain_wakes))]
+    pub(super) fn hold(&mut self, index: usize) {
+        let _ = index;
+        unreachable!("no task is POLLING here");
+    }
+
+    /// Moves the held list (see [`hold`](Self::hold)) behind the ready
+    /// list, ahead of what the wake stack holds now.
+    #[inline(always)]
+    pub(super) fn release_held(&mut self) {
+        #[cfg(not(any(target_os = "none", dinah_plain_wakes)))]
+        if self.held.0 != 0 {
+            let (first, last) = self.held;
+            self.held = (0, 0);
+            self.append_ready(u32::from(first), u32::from(last));
+        }
+    }
+
+    /// Whether any task is held for the next tick.
+    #[inline(always)]
+    pub(super) fn has_held(&self) -> bool {
+        #[cfg(not(any(target_os = "none", dinah_plain_wakes)))]
+        return self.held.0 != 0;
+        #[cfg(any(target_os = "none", dinah_plain_wakes))]
+        false
     }
 
     pub(super) fn pop_ready(&mut self) -> Option<usize> {

@@ -20,7 +20,7 @@ pub(super) struct Cell<C: Measure> {
     pub(super) task: TaskCell<Link16>,
     /// Cloned wakers alive (invariant 4).
     pub(super) refs: AtomicU16,
-    /// The generation's bits above the word's 25 (so 41 in all). Written by
+    /// The generation's bits above the word's 24 (so 40 in all). Written by
     /// the consumer only, before the word of the first task that needs the
     /// new value, so that whoever reads a word and then this reads a
     /// generation no newer than the word's own.
@@ -70,7 +70,10 @@ pub(crate) fn slot_index(id: TaskId) -> Option<usize> {
 ///
 /// - Waking never allocates, never blocks, never polls: it sets a bit and
 ///   pushes the slot's index, and is safe from any thread or interrupt
-///   handler (atomics through `portable-atomic`).
+///   handler (atomics through `portable-atomic`). On targets with an
+///   operating system, a wake that lands while the executor polls that very
+///   task only sets the bit: the executor queues the task when the poll
+///   ends (see [`AsyncExecutor::tick`](crate::AsyncExecutor::tick)).
 /// - Wakes before the next poll coalesce into one entry, so the stack never
 ///   holds a slot twice and can never overflow.
 /// - A wake for a task that is over is counted in [`stale_wakes`](Self::stale_wakes)
@@ -290,8 +293,8 @@ impl<const N: usize, C: Measure> ReadyQueue<N, C> {
     /// it is being polled) and records it as `Cancelled`.
     ///
     /// The request is made with one compare-and-swap on the slot's word,
-    /// which holds the low 25 bits of the task's generation: it could reach
-    /// a newer task only if 2<sup>25</sup> tasks came and went in that one
+    /// which holds the low 24 bits of the task's generation: it could reach
+    /// a newer task only if 2<sup>24</sup> tasks came and went in that one
     /// slot between the caller's check of the id and that swap, a few
     /// instructions apart.
     ///
@@ -435,6 +438,24 @@ impl<const N: usize, C: Measure> ReadyQueue<N, C> {
         self.id_of(index, cell.task.word())
     }
 
+    /// Pushes slot `index`, already `QUEUED` by a wake that left the
+    /// queuing to the consumer (`POLLING`), and calls the pender. Consumer
+    /// only.
+    pub(crate) fn push(&self, index: usize) {
+        self.stack.push(self.task_cell(index));
+        self.pend();
+    }
+
+    /// Stamps slot `index` as queued now, if the queue keeps stamps: for a
+    /// task the consumer queues itself. Consumer only.
+    #[cfg(not(any(target_os = "none", dinah_plain_wakes)))]
+    #[inline(always)]
+    pub(crate) fn restamp(&self, index: usize) {
+        if C::STAMPS {
+            C::queued(&self.cell(index).counters);
+        }
+    }
+
     /// Queues slot `index` again from the consumer's side, unless it is
     /// queued already (used when a poll unwinds).
     pub(crate) fn requeue(&self, index: usize) {
@@ -524,7 +545,7 @@ mod tests {
         let new = executor.try_spawn(second.as_mut()).unwrap();
         // The word's bits wrapped to 0; the id's generation did not.
         assert_eq!(queue.word(0).generation(), 0);
-        assert_eq!(new.generation(), Some(1 << 25));
+        assert_eq!(new.generation(), Some(1 << 24));
         assert_eq!(executor.task_state(new), Some(TaskState::Pending));
         // Ids of earlier generations, with the same low bits or not, name
         // nothing.

@@ -13,7 +13,7 @@ use core::task::{Context, Poll};
 
 use super::{AsyncExecutor, Idle, ReadyQueue, TickReport};
 use crate::id::TaskId;
-use crate::raw::{self, Life, Word};
+use crate::raw::{self, KEEPS_POLLED_WAKES, Life, Word};
 use crate::task::TaskOutput;
 use crate::telemetry::{Measure, PollObserver};
 
@@ -45,6 +45,7 @@ impl<const N: usize, O: TaskOutput, M: Measure, W: PollObserver + ?Sized> raw::T
 {
     #[inline(always)]
     fn take_woken(&mut self) {
+        self.executor.release_held();
         if let Some((first, last)) = self.executor.queue.take_woken() {
             self.executor.append_ready(first, last);
         }
@@ -70,16 +71,23 @@ impl<const N: usize, O: TaskOutput, M: Measure, W: PollObserver + ?Sized> raw::T
 
     #[inline(always)]
     fn take(&mut self, entry: u32) -> Word {
-        // `take_queued` then a separate start on a first poll (rare): on
-        // targets without compare-and-swap, a fetch-and is cheaper than
-        // `take_for_poll`'s loop on every poll. The stamp is read while the
-        // slot is still queued: a wake after `take_queued` queues it anew
-        // with a stamp of its own.
+        // The stamp is read while the slot is still queued: a wake after
+        // the take queues it anew with a stamp of its own.
         let queue = self.executor.queue;
         if M::STAMPS {
             self.stamp = queue.stamp(entry as usize);
         }
-        queue.task_cell(entry as usize).take_queued()
+        let cell = queue.task_cell(entry as usize);
+        if KEEPS_POLLED_WAKES {
+            // One compare-and-swap marks the task `POLLING` (and starts a
+            // first poll).
+            cell.take_polling()
+        } else {
+            // `take_queued` then a separate start on a first poll (rare):
+            // on targets without compare-and-swap, a fetch-and is cheaper
+            // than a loop on every poll.
+            cell.take_queued()
+        }
     }
 
     #[inline(always)]
@@ -111,7 +119,7 @@ impl<const N: usize, O: TaskOutput, M: Measure, W: PollObserver + ?Sized> raw::T
     #[inline(always)]
     fn poll(&mut self, entry: u32, word: Word, first: bool, self_woken: bool) -> Option<bool> {
         let (index, queue, observer) = (entry as usize, self.executor.queue, self.observer);
-        if first {
+        if first && !KEEPS_POLLED_WAKES {
             queue.task_cell(index).set_life(Life::Running);
         }
         if let Some(local) = self.executor.counters.get_mut(index) {
@@ -141,7 +149,12 @@ impl<const N: usize, O: TaskOutput, M: Measure, W: PollObserver + ?Sized> raw::T
         observer.poll_ended(id);
         core::mem::forget(unwinding);
         match poll {
-            Poll::Pending => None,
+            Poll::Pending => {
+                if KEEPS_POLLED_WAKES && queue.task_cell(index).end_poll() {
+                    self.executor.hold(index);
+                }
+                None
+            }
             Poll::Ready(Ok(())) => {
                 self.executor.end(index, Life::Completed);
                 Some(true)
@@ -188,8 +201,14 @@ impl<const N: usize, M: Measure, W: PollObserver + ?Sized> Drop for EndOnUnwind<
             self.observer
                 .poll_ended(queue.id_of(index, queue.word(index)));
         }
-        queue.task_cell(index).set_life(Life::Failed);
-        queue.requeue(index);
+        if KEEPS_POLLED_WAKES && queue.task_cell(index).end_polled(Life::Failed) {
+            // Woken during the poll that unwound: queued on no list, so it
+            // goes on the stack for its release.
+            queue.push(index);
+        } else {
+            queue.task_cell(index).set_life(Life::Failed);
+            queue.requeue(index);
+        }
     }
 }
 
@@ -219,6 +238,15 @@ impl<const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'_, N, O, M> {
     /// happened. Tasks woken during this tick wait for the next one.
     /// Cancellations and the recycling of finished slots do not count
     /// against the budget.
+    ///
+    /// On targets with an operating system, a wake that lands while its own
+    /// task is being polled counts as made when that poll ends: the task
+    /// comes after every task woken before the poll ended, its own poll's
+    /// wakes of others included. The executor queues such a task itself,
+    /// with no push onto the wake stack, so a task that wakes itself costs
+    /// two locked operations per wake and poll instead of four. On firmware
+    /// (no operating system) every wake is queued the moment it lands, which
+    /// takes less flash.
     pub fn tick(&mut self, budget: usize) -> TickReport {
         self.tick_observed(budget, &())
     }
@@ -337,6 +365,7 @@ impl<const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'_, N, O, M> {
 
     pub(super) fn has_work(&self) -> bool {
         self.ready_head != 0
+            || self.has_held()
             || (self.main_ready && self.queue.main_is_live())
             || self.queue.stack().has_woken()
     }

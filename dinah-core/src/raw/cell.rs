@@ -3,7 +3,7 @@
 //! method named after each transition.
 #![forbid(unsafe_code)]
 
-use super::word::{CANCEL, LIFE_MASK, Life, QUEUED, WAKE_FLAGS, Word};
+use super::word::{CANCEL, KEEPS_POLLED_WAKES, LIFE_MASK, Life, POLLING, QUEUED, WAKE_FLAGS, Word};
 use crate::atomic::{AtomicU16, AtomicU32, Ordering};
 
 mod sealed {
@@ -213,7 +213,9 @@ impl<L: Link> TaskCell<L> {
 
     /// **Request cancellation** of generation `generation`: sets `CANCEL`
     /// and `QUEUED`, unless the cell holds another task or the task is
-    /// over. Returns whether it was queued already.
+    /// over. Returns whether the queuing is someone else's: the cell was
+    /// queued already, or its consumer is polling it (`POLLING`) and queues
+    /// it when the poll ends.
     #[inline(always)]
     pub(crate) fn request_cancel(&self, generation: u32) -> Result<bool, CancelRefused> {
         self.transition(|word| {
@@ -222,7 +224,8 @@ impl<L: Link> TaskCell<L> {
             } else if !word.is_live() {
                 Change::Keep(Err(CancelRefused::Finished))
             } else {
-                Change::To(word.0 | CANCEL | QUEUED, Ok(word.is_queued()))
+                let queued = word.is_queued() || (KEEPS_POLLED_WAKES && word.is_polling());
+                Change::To(word.0 | CANCEL | QUEUED, Ok(queued))
             }
         })
     }
@@ -250,13 +253,63 @@ impl<L: Link> TaskCell<L> {
         })
     }
 
+    /// **Take for a poll, marked `POLLING`**: clears `QUEUED` and the wake
+    /// flags and returns the word as it was; a live task without a
+    /// cancellation request is marked `POLLING` in the same step (and a
+    /// `Pending` one becomes `Running`), so that a wake during its poll
+    /// leaves the queuing to the consumer ([`end_poll`](Self::end_poll)
+    /// says whether one came). Consumer only, which ends every poll it
+    /// starts with [`end_poll`](Self::end_poll) or
+    /// [`end_polled`](Self::end_polled).
+    #[inline(always)]
+    pub(crate) fn take_polling(&self) -> Word {
+        self.transition(|word| {
+            let mut next = Word(word.0 & !(WAKE_FLAGS | POLLING));
+            if word.is_live() && !word.has(CANCEL) {
+                next = Word(next.0 | POLLING).with_life(Life::Running);
+            }
+            Change::To(next.0, word)
+        })
+    }
+
+    /// **End a pending poll** of a task taken with
+    /// [`take_polling`](Self::take_polling): `true` when a wake (or a
+    /// cancellation request) landed during the poll, so the task is
+    /// `QUEUED` but on no stack, and the consumer queues it itself (it stays
+    /// `POLLING` until its next take, so later wakes coalesce); otherwise
+    /// clears `POLLING`, after which wakes push as usual. Consumer only.
+    #[inline(always)]
+    pub(crate) fn end_poll(&self) -> bool {
+        self.transition(|word| {
+            if word.is_queued() {
+                Change::Keep(true)
+            } else {
+                Change::To(word.0 & !POLLING, false)
+            }
+        })
+    }
+
+    /// **End a task after its poll**: [`set_life`](Self::set_life) with a
+    /// terminal `life` (which clears `POLLING`), returning `true` when the
+    /// task was `POLLING` and a wake landed during the poll: it is `QUEUED`
+    /// on no stack, and the consumer queues it itself, so that its entry is
+    /// released in order. Consumer only.
+    pub(crate) fn end_polled(&self, life: Life) -> bool {
+        debug_assert!(life.is_terminal());
+        self.transition(|word| {
+            let next = (word.0 & !(LIFE_MASK | CANCEL | POLLING)) | life.bits();
+            Change::To(next, word.is_polling() && word.is_queued())
+        })
+    }
+
     /// **End, or start running**: sets the lifecycle and returns the new
-    /// word. A terminal lifecycle also clears any cancellation request: the
-    /// task is over. (`Pending -> Running` keeps it: a request may have come
-    /// after the task was taken off the stack.) Consumer only.
+    /// word. A terminal lifecycle also clears any cancellation request and
+    /// `POLLING`: the task is over. (`Pending -> Running` keeps them: a
+    /// request may have come after the task was taken off the stack.)
+    /// Consumer only.
     pub fn set_life(&self, life: Life) -> Word {
         let clear = if life.is_terminal() {
-            LIFE_MASK | CANCEL
+            LIFE_MASK | CANCEL | POLLING
         } else {
             LIFE_MASK
         };

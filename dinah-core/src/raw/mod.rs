@@ -75,4 +75,5 @@ pub use waiting::{
 };
 pub use wake_stack::{Stale, WakeStack};
 pub use wheel::{Armed, TimerEntry, TimerKey, TimerStore, Wheel, WheelIndex};
+pub(crate) use word::KEEPS_POLLED_WAKES;
 pub use word::{GEN_MASK, Life, Word};

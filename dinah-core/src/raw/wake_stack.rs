@@ -3,7 +3,7 @@
 #![forbid(unsafe_code)]
 
 use super::cell::{CancelRefused, Link, TaskCell};
-use super::word::{GEN_MASK, QUEUED, SELF_WOKEN, WOKEN_IN_POLL, Word};
+use super::word::{GEN_MASK, KEEPS_POLLED_WAKES, QUEUED, SELF_WOKEN, WOKEN_IN_POLL, Word};
 use crate::atomic::{AtomicU32, Ordering};
 
 /// A wake for a task that is already over: counted, otherwise ignored.
@@ -81,8 +81,9 @@ impl WakeStack {
     }
 
     /// Wakes `cell`: sets `QUEUED` (with the wake flags) and pushes it,
-    /// unless it is queued already (the wake coalesces) or its task is over
-    /// (counted as stale). Returns `true` when it pushed, so the caller can
+    /// unless it is queued already (the wake coalesces), its consumer is
+    /// polling it (`POLLING`: the consumer queues it when the poll ends), or
+    /// its task is over (counted as stale). Returns `true` when it pushed, so the caller can
     /// signal whoever sleeps waiting for work. Any thread or interrupt; the
     /// wake counts as made outside any poll's context.
     ///
@@ -100,7 +101,8 @@ impl WakeStack {
 
     /// The first half of [`wake`](Self::wake): sets `QUEUED` (with the wake
     /// flags) unless it is set already, and returns `true` when this call set
-    /// it. The caller then owns the duty of queuing the cell exactly once:
+    /// it and the cell is not `POLLING` (whose consumer queues it when the
+    /// poll ends). The caller then owns the duty of queuing the cell exactly once:
     /// on this stack with [`push`](Self::push), or, on the consumer's own
     /// thread while it runs, in a list of the consumer's.
     ///
@@ -128,7 +130,7 @@ impl WakeStack {
             }
         }
         match cell.mark(flags) {
-            Some(was) => Ok(!was.is_queued()),
+            Some(was) => Ok(!(was.is_queued() || (KEEPS_POLLED_WAKES && was.is_polling()))),
             None => {
                 self.stale.fetch_add(1, Ordering::Relaxed);
                 Err(Stale)
@@ -137,9 +139,10 @@ impl WakeStack {
     }
 
     /// Requests cancellation of the task of generation `generation` (its
-    /// low 25 bits, as [`Word::generation`]) in `cell`: sets `CANCEL` and
-    /// queues it (unless queued already), so that the consumer drops the
-    /// future at its next scheduling point. Returns `true` when it pushed.
+    /// low 24 bits, as [`Word::generation`]) in `cell`: sets `CANCEL` and
+    /// queues it (unless queued already, or `POLLING`: its consumer queues
+    /// it when the poll ends), so that the consumer drops the future at its
+    /// next scheduling point. Returns `true` when it pushed.
     /// Any thread or interrupt.
     ///
     /// # Errors
@@ -175,9 +178,9 @@ impl WakeStack {
     pub fn begin<L: Link>(cell: &TaskCell<L>) -> u32 {
         let word = cell.word();
         debug_assert!(!word.is_live());
-        let generation = Self::next_generation(word);
-        cell.begin(Word::started(generation));
-        generation
+        let next = word.next_task();
+        cell.begin(next);
+        next.generation()
     }
 
     /// The generation bits the next task of a cell whose word is `word`

@@ -7,12 +7,17 @@
 //! | 2 | `SELF_WOKEN`: set with `QUEUED` when the wake came, in the executor's own context, during this task's own poll |
 //! | 3 | `CANCEL`: cancellation requested and not yet carried out |
 //! | 4..7 | the lifecycle: vacant, pending, running, completed, failed, cancelled |
-//! | 7..32 | the generation's low 25 bits: which task of this cell an id names |
+//! | 7 | `POLLING`: the consumer is polling the task, or holds it for its next tick after a wake landed during that poll; a wake that finds it set leaves the queuing to the consumer |
+//! | 8..32 | the generation's low 24 bits: which task of this cell an id names |
 //!
 //! A wake from another thread, another core or an interrupt handler that
 //! lands during a poll is not the polled task's own: the waker says whether
 //! it runs in the executor's context ([`WakeStack::mark`](super::WakeStack::mark)),
 //! and only then are the two poll flags set.
+//!
+//! `POLLING` is set only by a consumer that queues its own polled tasks
+//! ([`KEEPS_POLLED_WAKES`]): the core executor on targets with an operating
+//! system. Elsewhere it is never set and every wake pushes.
 #![forbid(unsafe_code)]
 
 use crate::task::TaskState;
@@ -29,7 +34,21 @@ pub(crate) const CANCEL: u32 = 1 << 3;
 pub(crate) const WAKE_FLAGS: u32 = QUEUED | WOKEN_IN_POLL | SELF_WOKEN;
 const LIFE_SHIFT: u32 = 4;
 pub(crate) const LIFE_MASK: u32 = 0b111 << LIFE_SHIFT;
-pub(crate) const GEN_SHIFT: u32 = 7;
+/// The consumer is polling the task (or holds it, queued, for its next
+/// tick): a wake that sets `QUEUED` now leaves the queuing to it.
+pub(crate) const POLLING: u32 = 1 << 7;
+pub(crate) const GEN_SHIFT: u32 = 8;
+
+/// Whether the core executor marks the task it polls `POLLING` and queues a
+/// task woken during its own poll itself, when the poll ends: a self-wake
+/// then takes two locked operations (the wake's and the next take's)
+/// instead of four (no push, no swap of the stack), and a task woken from
+/// elsewhere pays one more (the poll's end clears the bit). On targets
+/// without an operating system (firmware) the extra code costs more flash
+/// than the operations are worth there, so every wake pushes. The
+/// `dinah_plain_wakes` configuration turns it off on a host too, so that
+/// both protocols are model-checked.
+pub(crate) const KEEPS_POLLED_WAKES: bool = !cfg!(any(target_os = "none", dinah_plain_wakes));
 /// The generation bits a state word keeps: generations wrap (in the word)
 /// after this many reuses of one cell. An executor that needs longer-lived
 /// ids keeps the higher bits beside the word.
@@ -99,7 +118,7 @@ impl Word {
     pub const fn life(self) -> Life {
         Life::of(self.0)
     }
-    /// Which task of the cell this is: the low 25 bits of its generation.
+    /// Which task of the cell this is: the low 24 bits of its generation.
     #[must_use]
     pub const fn generation(self) -> u32 {
         self.0 >> GEN_SHIFT
@@ -119,6 +138,13 @@ impl Word {
     pub const fn is_self_woken(self) -> bool {
         self.has(SELF_WOKEN)
     }
+    /// Being polled by a consumer that queues the task's own wakes, or held
+    /// by it for its next tick: the core executor on targets with an
+    /// operating system (see [`AsyncExecutor::tick`](crate::AsyncExecutor::tick)).
+    #[must_use]
+    pub const fn is_polling(self) -> bool {
+        self.has(POLLING)
+    }
     /// `Pending` (never polled), without decoding the lifecycle.
     #[must_use]
     pub const fn is_pending(self) -> bool {
@@ -130,13 +156,46 @@ impl Word {
     pub const fn is_live(self) -> bool {
         ((self.0 & LIFE_MASK) >> LIFE_SHIFT).wrapping_sub(1) < 2
     }
-    /// The word of a new task of generation `generation` (low bits),
-    /// `Pending` and queued for its first poll.
-    pub(crate) const fn started(generation: u32) -> Self {
-        Self((generation << GEN_SHIFT) | Life::Pending.bits() | QUEUED)
+    /// The word of the next task of this word's cell: the next generation
+    /// (0 when its bits wrap), `Pending` and queued for its first poll. The
+    /// same as `started` with the next generation, worked out as one or
+    /// and one add: every bit below the generation set, then one more
+    /// carries into it, plus the new task's bits.
+    pub(crate) const fn next_task(self) -> Self {
+        let below = (1 << GEN_SHIFT) - 1;
+        Self((self.0 | below).wrapping_add(1 + (Life::Pending.bits() | QUEUED)))
     }
     /// This word with lifecycle `life`.
     pub(crate) const fn with_life(self, life: Life) -> Self {
         Self((self.0 & !LIFE_MASK) | life.bits())
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_next_task_has_the_next_generation_and_nothing_else_of_the_old_word() {
+        let generations = [0, 1, 2, 0x7f, 0x80, 0xff_fffe, GEN_MASK];
+        let low_bits = [
+            0,
+            QUEUED | CANCEL,
+            Life::Completed.bits() | WOKEN_IN_POLL | SELF_WOKEN,
+            Life::Cancelled.bits() | POLLING,
+            (1 << GEN_SHIFT) - 1,
+        ];
+        for generation in generations {
+            for low in low_bits {
+                let next = Word((generation << GEN_SHIFT) | low).next_task();
+                let expected = (generation + 1) & GEN_MASK;
+                assert_eq!(next.generation(), expected, "{generation} {low:#x}");
+                assert_eq!(
+                    next.0,
+                    (expected << GEN_SHIFT) | Life::Pending.bits() | QUEUED
+                );
+                assert!(next.is_pending() && next.is_queued() && !next.is_polling());
+            }
+        }
     }
 }

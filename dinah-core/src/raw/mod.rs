@@ -44,7 +44,12 @@
 //!    [`WakeStack::mark`] and [`WakeStack::cancel`].
 //! 2. **A cell is on the stack at most once**: it is pushed only by the party
 //!    that set `QUEUED`, and `QUEUED` is cleared only by the consumer after
-//!    taking it off. So a wake can never be lost and never be doubled.
+//!    taking it off. So a wake can never be lost and never be doubled. The
+//!    one exception is a cell the consumer marked `POLLING` (the core
+//!    executor, on a host): a wake that sets `QUEUED` on it pushes nothing,
+//!    and the consumer, which clears `POLLING` only by a compare-and-swap
+//!    that sees `QUEUED` clear, queues the cell itself when it sees
+//!    `QUEUED` at the poll's end.
 //! 3. **A cell's storage is reused only when its task is over and it is not
 //!    on the stack**, so whatever walks the stack always finds the cell that
 //!    was pushed. (The fixed-slot executor leaves `QUEUED` set on a free

@@ -316,14 +316,12 @@ impl<'a, const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'a, N, O, M> {
     /// Appends a chain of entries (already linked, oldest first) behind
     /// the ready list.
     pub(super) fn append_ready(&mut self, first: u32, last: u32) {
-        if self.ready_tail == 0 {
-            self.ready_head = first as u16;
-        } else {
-            self.queue
-                .task_cell(usize::from(self.ready_tail - 1))
-                .set_link(first);
-        }
-        self.ready_tail = last as u16;
+        append(
+            self.queue,
+            (&mut self.ready_head, &mut self.ready_tail),
+            first,
+            last,
+        );
     }
 
     /// Queues slot `index` for the next tick from the executor's side: its
@@ -335,25 +333,16 @@ impl<'a, const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'a, N, O, M> {
     #[cfg(not(any(target_os = "none", dinah_plain_wakes)))]
     pub(super) fn hold(&mut self, index: usize) {
         let queue = self.queue;
-        let (mut head, mut tail) = self.held;
-        let mut append = |first: u32, last: u32| {
-            if tail == 0 {
-                head = first as u16;
-            } else {
-                queue.task_cell(usize::from(tail - 1)).set_link(first);
-            }
-            tail = last as u16;
-        };
+        let (head, tail) = &mut self.held;
         // A load first: taking the stack is a swap, a locked operation.
         if queue.stack().has_woken()
             && let Some((first, last)) = queue.take_woken()
         {
-            append(first, last);
+            append(queue, (head, tail), first, last);
         }
         let entry = index as u32 + 1;
         queue.task_cell(index).set_link(0);
-        append(entry, entry);
-        self.held = (head, tail);
+        append(queue, (head, tail), entry, entry);
         queue.restamp(index);
     }
 
@@ -396,6 +385,25 @@ impl<'a, const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'a, N, O, M> {
         }
         Some(index)
     }
+}
+
+/// Appends a chain of entries (already linked through `queue`'s cells,
+/// oldest first) behind the list whose head and tail are `list` (`index +
+/// 1`, 0 for none).
+#[inline(always)]
+fn append<const N: usize, M: Measure>(
+    queue: &ReadyQueue<N, M>,
+    list: (&mut u16, &mut u16),
+    first: u32,
+    last: u32,
+) {
+    let (head, tail) = list;
+    if *tail == 0 {
+        *head = first as u16;
+    } else {
+        queue.task_cell(usize::from(*tail - 1)).set_link(first);
+    }
+    *tail = last as u16;
 }
 
 impl<'a, const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'a, N, O, M> {

@@ -438,9 +438,9 @@ impl<const N: usize, C: Measure> ReadyQueue<N, C> {
         self.id_of(index, cell.task.word())
     }
 
-    /// Pushes slot `index`, already `QUEUED` by a wake that left the
-    /// queuing to the consumer (`POLLING`), and calls the pender. Consumer
-    /// only.
+    /// Pushes slot `index`, already `QUEUED` by whoever calls this (a wake
+    /// whose stamp unwound, or the consumer for a wake that left the queuing
+    /// to it), and calls the pender.
     pub(crate) fn push(&self, index: usize) {
         self.stack.push(self.task_cell(index));
         self.pend();
@@ -486,8 +486,7 @@ struct PushOnUnwind<'q, const N: usize, C: Measure> {
 
 impl<const N: usize, C: Measure> Drop for PushOnUnwind<'_, N, C> {
     fn drop(&mut self) {
-        self.queue.stack.push(self.queue.task_cell(self.index));
-        self.queue.pend();
+        self.queue.push(self.index);
     }
 }
 

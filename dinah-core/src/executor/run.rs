@@ -201,12 +201,18 @@ impl<const N: usize, M: Measure, W: PollObserver + ?Sized> Drop for EndOnUnwind<
             self.observer
                 .poll_ended(queue.id_of(index, queue.word(index)));
         }
-        if KEEPS_POLLED_WAKES && queue.task_cell(index).end_polled(Life::Failed) {
+        let cell = queue.task_cell(index);
+        let woken_in_poll = if KEEPS_POLLED_WAKES {
+            cell.end_polled(Life::Failed)
+        } else {
+            cell.set_life(Life::Failed);
+            false
+        };
+        if woken_in_poll {
             // Woken during the poll that unwound: queued on no list, so it
             // goes on the stack for its release.
             queue.push(index);
         } else {
-            queue.task_cell(index).set_life(Life::Failed);
             queue.requeue(index);
         }
     }

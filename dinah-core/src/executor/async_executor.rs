@@ -85,9 +85,8 @@ pub struct AsyncExecutor<'a, const N: usize, O: TaskOutput = (), M: Measure = Un
     ready_tail: u16,
     /// Tasks the executor queued itself since its last tick (woken while it
     /// polled them, see `KEEPS_POLLED_WAKES`), oldest first, with the wakes
-    /// it moved off the stack ahead of them: its head and tail.
-    #[cfg(not(any(target_os = "none", dinah_plain_wakes)))]
-    held: (u16, u16),
+    /// it moved off the stack ahead of them.
+    held: Held,
     /// The future driven by `run_until` was woken.
     pub(super) main_ready: bool,
     pub(super) stale_seen: u32,
@@ -112,8 +111,7 @@ impl<'a, const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'a, N, O, M> {
             free: 0,
             ready_head: 0,
             ready_tail: 0,
-            #[cfg(not(any(target_os = "none", dinah_plain_wakes)))]
-            held: (0, 0),
+            held: Held::EMPTY,
             main_ready: false,
             stale_seen: queue.stale_wakes(),
         };
@@ -330,48 +328,33 @@ impl<'a, const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'a, N, O, M> {
     /// ended and goes ahead of it: a wake that lands during its task's poll
     /// counts as made when the poll ends. For a timed queue, the wait is
     /// stamped here.
-    #[cfg(not(any(target_os = "none", dinah_plain_wakes)))]
     pub(super) fn hold(&mut self, index: usize) {
         let queue = self.queue;
-        let (head, tail) = &mut self.held;
         // A load first: taking the stack is a swap, a locked operation.
         if queue.stack().has_woken()
             && let Some((first, last)) = queue.take_woken()
         {
-            append(queue, (head, tail), first, last);
+            self.held.append(queue, first, last);
         }
         let entry = index as u32 + 1;
         queue.task_cell(index).set_link(0);
-        append(queue, (head, tail), entry, entry);
+        self.held.append(queue, entry, entry);
         queue.restamp(index);
-    }
-
-    /// On firmware no task is ever `POLLING`, so none is held.
-    #[cfg(any(target_os = "none", dinah_plain_wakes))]
-    pub(super) fn hold(&mut self, index: usize) {
-        let _ = index;
-        unreachable!("no task is POLLING here");
     }
 
     /// Moves the held list (see [`hold`](Self::hold)) behind the ready
     /// list, ahead of what the wake stack holds now.
     #[inline(always)]
     pub(super) fn release_held(&mut self) {
-        #[cfg(not(any(target_os = "none", dinah_plain_wakes)))]
-        if self.held.0 != 0 {
-            let (first, last) = self.held;
-            self.held = (0, 0);
-            self.append_ready(u32::from(first), u32::from(last));
+        if let Some((first, last)) = self.held.take() {
+            self.append_ready(first, last);
         }
     }
 
     /// Whether any task is held for the next tick.
     #[inline(always)]
     pub(super) fn has_held(&self) -> bool {
-        #[cfg(not(any(target_os = "none", dinah_plain_wakes)))]
-        return self.held.0 != 0;
-        #[cfg(any(target_os = "none", dinah_plain_wakes))]
-        false
+        !self.held.is_empty()
     }
 
     pub(super) fn pop_ready(&mut self) -> Option<usize> {
@@ -384,6 +367,62 @@ impl<'a, const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'a, N, O, M> {
             self.ready_tail = 0;
         }
         Some(index)
+    }
+}
+
+/// The held list of an executor whose polled tasks are marked `POLLING`
+/// (see `KEEPS_POLLED_WAKES`): head and tail, `index + 1` (0 for none),
+/// linked through the queue's cells.
+#[cfg(not(any(target_os = "none", dinah_plain_wakes)))]
+struct Held(u16, u16);
+
+#[cfg(not(any(target_os = "none", dinah_plain_wakes)))]
+impl Held {
+    const EMPTY: Self = Self(0, 0);
+
+    #[inline(always)]
+    fn append<const N: usize, M: Measure>(
+        &mut self,
+        queue: &ReadyQueue<N, M>,
+        first: u32,
+        last: u32,
+    ) {
+        append(queue, (&mut self.0, &mut self.1), first, last);
+    }
+
+    /// The whole list, leaving it empty.
+    #[inline(always)]
+    fn take(&mut self) -> Option<(u32, u32)> {
+        let Self(first, last) = core::mem::replace(self, Self::EMPTY);
+        (first != 0).then_some((u32::from(first), u32::from(last)))
+    }
+
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        self.0 == 0
+    }
+}
+
+/// Firmware marks no task `POLLING`, so it holds none: no storage.
+#[cfg(any(target_os = "none", dinah_plain_wakes))]
+struct Held;
+
+#[cfg(any(target_os = "none", dinah_plain_wakes))]
+impl Held {
+    const EMPTY: Self = Self;
+
+    fn append<const N: usize, M: Measure>(&mut self, _: &ReadyQueue<N, M>, _: u32, _: u32) {
+        unreachable!("no task is POLLING here");
+    }
+
+    #[inline(always)]
+    fn take(&mut self) -> Option<(u32, u32)> {
+        None
+    }
+
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        true
     }
 }
 

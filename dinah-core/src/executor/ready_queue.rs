@@ -422,7 +422,7 @@ impl<const N: usize, C: Measure> ReadyQueue<N, C> {
     pub(crate) fn start(&self, index: usize) -> TaskId {
         let cell = self.cell(index);
         let word = cell.task.word();
-        if WakeStack::next_generation(word) == 0 {
+        if word.generation() == GEN_MASK {
             // The word's bits wrap: the high bits move on first, so that no
             // reader pairs the new word with the old high bits.
             let high = cell.generation_high.load(Ordering::Relaxed);
@@ -448,7 +448,6 @@ impl<const N: usize, C: Measure> ReadyQueue<N, C> {
 
     /// Stamps slot `index` as queued now, if the queue keeps stamps: for a
     /// task the consumer queues itself. Consumer only.
-    #[cfg(not(any(target_os = "none", dinah_plain_wakes)))]
     #[inline(always)]
     pub(crate) fn restamp(&self, index: usize) {
         if C::STAMPS {

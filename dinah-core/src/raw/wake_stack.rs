@@ -3,7 +3,7 @@
 #![forbid(unsafe_code)]
 
 use super::cell::{CancelRefused, Link, TaskCell};
-use super::word::{GEN_MASK, KEEPS_POLLED_WAKES, QUEUED, SELF_WOKEN, WOKEN_IN_POLL, Word};
+use super::word::{KEEPS_POLLED_WAKES, QUEUED, SELF_WOKEN, WOKEN_IN_POLL};
 use crate::atomic::{AtomicU32, Ordering};
 
 /// A wake for a task that is already over: counted, otherwise ignored.
@@ -139,7 +139,7 @@ impl WakeStack {
     }
 
     /// Requests cancellation of the task of generation `generation` (its
-    /// low 24 bits, as [`Word::generation`]) in `cell`: sets `CANCEL` and
+    /// low 24 bits, as [`Word::generation`](super::Word::generation)) in `cell`: sets `CANCEL` and
     /// queues it (unless queued already, or `POLLING`: its consumer queues
     /// it when the poll ends), so that the consumer drops the future at its
     /// next scheduling point. Returns `true` when it pushed.
@@ -181,13 +181,6 @@ impl WakeStack {
         let next = word.next_task();
         cell.begin(next);
         next.generation()
-    }
-
-    /// The generation bits the next task of a cell whose word is `word`
-    /// gets from [`begin`](Self::begin): 0 when they wrap.
-    #[must_use]
-    pub const fn next_generation(word: Word) -> u32 {
-        (word.generation() + 1) & GEN_MASK
     }
 
     /// Queues `cell` again from the consumer's side unless it is queued

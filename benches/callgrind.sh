@@ -8,7 +8,8 @@
 #
 #   ./benches/callgrind.sh                        dinah, embassy, local-pool, each
 #                                                  also with a yield of the bench's own
-#   DINAH_BENCH=hosted ./benches/callgrind.sh     dinah, tokio, local-pool, async-executor
+#   DINAH_BENCH=hosted ./benches/callgrind.sh     dinah (block_on), ticked (out-of-line tick), tokio,
+#                                                  local-pool, async-executor
 #   DINAH_BENCH=telemetry ./benches/callgrind.sh  dinah unmeasured and measured, tokio
 #   DINAH_CARGO_ARGS="--no-default-features --features std" ./benches/callgrind.sh dinah
 #                                                  built without the telemetry feature
@@ -18,7 +19,7 @@ command -v valgrind >/dev/null || { echo "callgrind: valgrind is not installed" 
 name="${DINAH_BENCH:-executor}"
 case "$name" in
     executor) default_contenders="dinah embassy local-pool dinah-here embassy-here local-pool-here" ;;
-    hosted) default_contenders="dinah tokio local-pool async-executor" ;;
+    hosted) default_contenders="dinah ticked tokio local-pool async-executor" ;;
     telemetry) default_contenders="dinah measured tokio" ;;
     *) echo "callgrind: DINAH_BENCH is executor, hosted or telemetry, not $name" >&2; exit 1 ;;
 esac

@@ -26,8 +26,10 @@
 //! mailbox).
 //!
 //! `--callgrind CONTENDER YIELDS` spawns one task yielding `YIELDS` times,
-//! awaits it and exits; `DINAH_BENCH=hosted ./benches/callgrind.sh dinah
-//! tokio local-pool async-executor` gives instructions per wake+poll.
+//! awaits it and exits (`ticked`: dinah driven by calls to
+//! `LocalExecutor::tick` kept out of line, instead of `block_on`, which
+//! inlines its tick); `DINAH_BENCH=hosted ./benches/callgrind.sh dinah
+//! ticked tokio local-pool async-executor` gives instructions per wake+poll.
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -271,6 +273,14 @@ fn callgrind(contender: &str, times: usize) {
             let task = executor.try_spawn(yielder(times)).unwrap();
             executor.block_on(task).unwrap();
         }
+        "ticked" => {
+            let executor = LocalExecutor::new();
+            let mut task = executor.try_spawn(yielder(times)).unwrap();
+            while !task.is_finished() {
+                tick_out_of_line(&executor);
+            }
+            task.try_take().unwrap().unwrap();
+        }
         "tokio" => {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .build()
@@ -291,8 +301,17 @@ fn callgrind(contender: &str, times: usize) {
             let executor = async_executor::LocalExecutor::new();
             futures_executor::block_on(executor.run(executor.spawn(yielder(times))));
         }
-        other => panic!("unknown contender {other}: dinah, tokio, local-pool or async-executor"),
+        other => {
+            panic!("unknown contender {other}: dinah, ticked, tokio, local-pool or async-executor")
+        }
     }
+}
+
+/// One `LocalExecutor::tick`, kept out of line: the `ticked` contender's
+/// loop calls the tick as a function, where `block_on` inlines it.
+#[inline(never)]
+fn tick_out_of_line(executor: &LocalExecutor<'_>) {
+    std::hint::black_box(executor.tick(usize::MAX));
 }
 
 /// One case: its name, the operations one run counts, and the workload on

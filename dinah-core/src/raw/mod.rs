@@ -27,8 +27,10 @@
 //! | `cell.rs` | [`TaskCell`], its [`Link`]s, and the one [`transition`](TaskCell) helper every change of the word goes through |
 //! | `wake_stack.rs` | [`WakeStack`]: waking, cancelling, starting, taking |
 //! | `tick.rs` | [`Tick`], [`tick`], [`TickTally`] and [`Step`]: one tick, for both executors |
-//! | `wheel.rs` | [`Wheel`]: the timer wheel both executors' timer stores are built on |
-//! | `timer_book.rs` | [`TimerBook`]: a wheel with its figures, the logic of every timer store; [`Rate`], the clock's rate it converts lags by |
+//! | `timer_queue.rs` | [`TimerQueue`]: the timers of one store (entries, keys, wakers, fired timers), both executors' timer stores are built on; [`TimerStore`] and the [`TimerOrder`] it names |
+//! | `timer_heap.rs` | [`TimerHeap`]: the binary heap that orders fixed stores (firmware) |
+//! | `wheel.rs` | [`Wheel`]: the timer wheel that orders growing stores (hosts) |
+//! | `timer_book.rs` | [`TimerBook`]: a timer queue with its figures, the logic of every timer store; [`Rate`], the clock's rate it converts lags by |
 //! | `wait_list.rs` | [`WaitList`]: the first-in, first-out line of waiters of channels and semaphores |
 //! | `permits.rs` | [`Permits`]: a semaphore's count and line, for both crates' semaphores |
 //! | `channel_state.rs` | [`ChannelState`]: a bounded channel's buffer, line and receiver, for both crates' channels |
@@ -61,6 +63,8 @@ mod channel_state;
 mod permits;
 mod tick;
 mod timer_book;
+mod timer_heap;
+mod timer_queue;
 mod wait_list;
 mod waiting;
 mod wake_stack;
@@ -73,12 +77,16 @@ pub use channel_state::{ChannelState, SendPoll, SendSlot, Slots};
 pub use permits::Permits;
 pub use tick::{Step, Tick, TickTally, tick};
 pub use timer_book::{Rate, TimerBook};
+pub use timer_heap::TimerHeap;
+pub use timer_queue::{
+    Armed, TimerEntry, TimerIndex, TimerKey, TimerOrder, TimerQueue, TimerStore,
+};
 pub use wait_list::{Turn, WAKE_BATCH, WaitEntry, WaitKey, WaitList, WaitStore, WakeBatch};
 pub use waiting::{
     Acquiring, ChannelLock, Item, Lock, PermitLock, Sending, Settle, critical, poll_recv, release,
     try_send, wake, with_batch,
 };
 pub use wake_stack::{Stale, WakeStack};
-pub use wheel::{Armed, TimerEntry, TimerKey, TimerStore, Wheel, WheelIndex};
+pub use wheel::Wheel;
 pub(crate) use word::KEEPS_POLLED_WAKES;
 pub use word::{GEN_MASK, Life, Word};

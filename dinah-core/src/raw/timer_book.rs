@@ -1,12 +1,12 @@
-//! [`TimerBook`]: a [`Wheel`] with its figures: the one logic behind every
-//! dinah timer store (the core's [`Timers`](crate::time::Timers) and the
-//! hosted executor's), which differ only in how they lock and where the
-//! entries live.
+//! [`TimerBook`]: a [`TimerQueue`] with its figures: the one logic behind
+//! every dinah timer store (the core's [`Timers`](crate::time::Timers) and
+//! the hosted executor's), which differ only in how they lock, where the
+//! entries live and the order that suits that storage.
 #![forbid(unsafe_code)]
 
 use core::task::{Poll, Waker};
 
-use super::wheel::{Armed, TimerKey, TimerStore, Wheel, WheelIndex};
+use super::timer_queue::{Armed, TimerIndex, TimerKey, TimerQueue, TimerStore};
 use crate::telemetry::Clock;
 use crate::time::{Divisor, TimerFigures};
 
@@ -35,14 +35,14 @@ impl Rate {
     }
 }
 
-/// A [`Wheel`] and the [`TimerFigures`] of the timers it serves.
+/// A [`TimerQueue`] and the [`TimerFigures`] of the timers it serves.
 ///
 /// It does not lock and does not read a clock: its owner does both and
 /// passes the time in. Lag is recorded in microseconds, from ticks of a
 /// clock of `ticks_per_second` the owner names on each call.
 #[derive(Debug)]
-pub struct TimerBook<S, I: WheelIndex> {
-    wheel: Wheel<S, I>,
+pub struct TimerBook<S: TimerStore<I>, I: TimerIndex> {
+    queue: TimerQueue<S, I>,
     figures: TimerFigures,
     /// The clock's ticks per second, for lags in microseconds, when the
     /// owner gives the rate as a number: worked out on the first lag and
@@ -50,11 +50,11 @@ pub struct TimerBook<S, I: WheelIndex> {
     per_second: Option<Divisor>,
 }
 
-impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
+impl<S: TimerStore<I>, I: TimerIndex> TimerBook<S, I> {
     /// A book over `store`, with no late threshold (nothing counts as late).
     pub const fn new(store: S) -> Self {
         Self {
-            wheel: Wheel::new(store),
+            queue: TimerQueue::new(store),
             figures: TimerFigures::new(),
             // `None` rather than a placeholder: a store in a `static` stays
             // all zeros, in `.bss` rather than flash.
@@ -62,33 +62,33 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
         }
     }
 
-    /// The wheel, to read.
+    /// The queue, to read.
     #[must_use]
-    pub fn wheel(&self) -> &Wheel<S, I> {
-        &self.wheel
+    pub fn queue(&self) -> &TimerQueue<S, I> {
+        &self.queue
     }
 
-    /// The wheel's store, to change (see [`Wheel::store_mut`]).
+    /// The queue's store, to change (see [`TimerQueue::store_mut`]).
     pub fn store_mut(&mut self) -> &mut S {
-        self.wheel.store_mut()
+        self.queue.store_mut()
     }
 
-    /// See [`Wheel::forget_kept_wakers`].
+    /// See [`TimerQueue::forget_kept_wakers`].
     pub fn forget_kept_wakers(&mut self, each: impl FnMut(Waker)) {
-        self.wheel.forget_kept_wakers(each);
+        self.queue.forget_kept_wakers(each);
     }
 
     /// The figures so far, with the number armed now.
     #[must_use]
     pub fn figures(&self) -> TimerFigures {
         let mut figures = self.figures.clone();
-        figures.armed = self.wheel.armed() as u64;
+        figures.armed = self.queue.armed() as u64;
         figures
     }
 
     /// The figures so far, with the number armed now, in place.
     pub fn current_figures(&mut self) -> &TimerFigures {
-        self.figures.armed = self.wheel.armed() as u64;
+        self.figures.armed = self.queue.armed() as u64;
         &self.figures
     }
 
@@ -99,7 +99,7 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
 
     /// Reserves an entry; a full store is counted as a refusal.
     pub fn reserve(&mut self) -> Option<TimerKey> {
-        let key = self.wheel.reserve();
+        let key = self.queue.reserve();
         if key.is_none() {
             self.figures.refused = self.figures.refused.wrapping_add(1);
         }
@@ -107,7 +107,7 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
     }
 
     /// One poll of the timer `key` for `deadline` at time `now`: `Ready`
-    /// (and its lag recorded) once `now` or the wheel's time reached the
+    /// (and its lag recorded) once `now` or the queue's time reached the
     /// deadline, or once it fired; otherwise armed to wake `waker`. A stale
     /// key is `Ready`, so that a misused future ends rather than hangs.
     #[inline]
@@ -120,11 +120,11 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
         waker: &Waker,
     ) -> Poll<()> {
         if deadline <= now {
-            if self.wheel.settle(key) == Some(true) {
+            if self.queue.settle(key) == Some(true) {
                 self.count_fired(1);
             }
         } else {
-            match self.wheel.arm(key, deadline, waker) {
+            match self.queue.arm(key, deadline, waker) {
                 Armed::Waiting => return Poll::Pending,
                 Armed::Due => self.count_fired(1),
                 Armed::Fired | Armed::Stale => {}
@@ -136,11 +136,11 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
 
     /// A new timer's first poll, in one step: reserves an entry and arms it
     /// for `deadline` to wake `waker`, or finds it due already, against the
-    /// wheel's own time (no clock read: a deadline the wheel's time has not
+    /// queue's own time (no clock read: a deadline the queue's time has not
     /// reached is armed, and fires at the next [`expire`](Self::expire)).
     /// The key is `None` when the store is full (counted as refused).
     pub fn start(&mut self, deadline: u64, waker: &Waker) -> (Option<TimerKey>, Poll<()>) {
-        let Some((key, armed)) = self.wheel.start(deadline, waker) else {
+        let Some((key, armed)) = self.queue.start(deadline, waker) else {
             self.figures.refused = self.figures.refused.wrapping_add(1);
             return (None, Poll::Pending);
         };
@@ -157,7 +157,7 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
     /// Gives `key`'s entry back (an armed timer counts as cancelled);
     /// returns the waker it held, to drop outside any lock.
     pub fn release(&mut self, key: TimerKey) -> Option<Waker> {
-        let (was_armed, waker) = self.wheel.release(key);
+        let (was_armed, waker) = self.queue.release(key);
         if was_armed {
             self.figures.cancelled = self.figures.cancelled.wrapping_add(1);
         }
@@ -167,21 +167,21 @@ impl<S: TimerStore<I>, I: WheelIndex> TimerBook<S, I> {
     /// Fires every timer due at `now`; returns how many fired. Their wakers
     /// wait for [`take_fired`](Self::take_fired).
     pub fn expire(&mut self, now: u64) -> usize {
-        let fired = self.wheel.expire(now);
+        let fired = self.queue.expire(now);
         self.count_fired(fired as u64);
         fired
     }
 
     /// The waker of the oldest fired timer not yet woken.
     pub fn take_fired(&mut self) -> Option<Waker> {
-        self.wheel.take_fired()
+        self.queue.take_fired()
     }
 
     /// When [`expire`](Self::expire) next has work (see
-    /// [`Wheel::next_expiry`]).
+    /// [`TimerQueue::next_expiry`]).
     #[must_use]
     pub fn next_expiry(&self) -> Option<u64> {
-        self.wheel.next_expiry()
+        self.queue.next_expiry()
     }
 
     /// Counts `fired` fires. The counts wrap rather than saturate (see

@@ -13,7 +13,10 @@
 //! firmware's run loop, or the hosted executor) reads the clock, fires the
 //! entries that are due and wakes their tasks. The woken task polls the
 //! future, which completes. Dropping the future gives its entry back, and
-//! cancels the timer if it is still armed: O(1) either way.
+//! cancels the timer if it is still armed. A firmware's fixed store keeps
+//! its armed timers in a binary heap (O(log N) for a store of `N`, and its
+//! next expiry is the earliest deadline, so the alarm is set for deadlines
+//! only); a host's growing store in a timer wheel (O(1)).
 //!
 //! # Clock policy
 //!

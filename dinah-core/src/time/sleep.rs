@@ -18,7 +18,8 @@ use crate::raw::TimerKey;
 ///   ticks), and it completes once polled at or after it.
 /// - While it waits, its timer is armed with the waker of its latest poll:
 ///   the task is woken when the timer fires, with no polling in between.
-/// - Dropping it cancels its timer and gives its entry back, in O(1).
+/// - Dropping it cancels its timer and gives its entry back: O(1) in a
+///   host's store, O(log N) in a firmware's store of `N`.
 ///
 /// # A full store
 ///

@@ -61,8 +61,12 @@ type Book<const T: usize> = TimerBook<[TimerEntry<u16>; T], u16>;
 ///
 /// # Guarantees
 ///
-/// Arming and cancelling are O(1); firing is in proportion to the timers
-/// that fire (see [`raw::Wheel`](crate::raw::Wheel)). A full store is
+/// The armed timers are kept in a binary heap of the `T` entries (see
+/// [`raw::TimerHeap`](crate::raw::TimerHeap)): arming and cancelling are
+/// O(log T), firing is O(log T) per timer that fires, and
+/// [`next_expiry`](Self::next_expiry) is the earliest armed deadline, so a
+/// tickless alarm is set for deadlines only. The store's RAM is its `T`
+/// entries and `T` heap indices. A full store is
 /// counted and handled as [`Sleep`](super::Sleep) documents; no wake is
 /// lost. Wakers are woken outside any critical section: `expire` fires the
 /// due timers in one, then takes each fired timer's waker in one of its
@@ -111,9 +115,8 @@ impl<const T: usize, C: Clock> Timers<T, C> {
         fired
     }
 
-    /// When [`expire`](Self::expire) next has work, in ticks: never after
-    /// the earliest armed deadline (it may be earlier, when timers move
-    /// between levels of the wheel). `None` when no timer is armed.
+    /// When [`expire`](Self::expire) next has work, in ticks: the earliest
+    /// armed deadline. `None` when no timer is armed.
     #[must_use]
     pub fn next_expiry(&self) -> Option<u64> {
         self.with(|book| book.next_expiry())

@@ -3,8 +3,8 @@
 //! [`LocalExecutor`](crate::executor::LocalExecutor) that polls them, and a
 //! clock a test can pause ([`ExecutorConfig::start_paused`](crate::executor::ExecutorConfig::start_paused)).
 //!
-//! Each executor keeps one store of timers (a timer wheel, see
-//! [`dinah_core::raw::Wheel`]) and drives it itself: at the start of each
+//! Each executor keeps one store of timers (a growing store ordered by a
+//! timer wheel, see [`dinah_core::raw::Wheel`]) and drives it itself: at the start of each
 //! tick it fires the timers that are due, and when no task is ready it
 //! parks until the next deadline; a wake from another thread cuts that
 //! park short. There is no timer thread. The clock is the host's monotonic
@@ -40,7 +40,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use dinah_core::raw::{Rate, TimerBook, TimerEntry, TimerKey, TimerStore};
+use dinah_core::raw::{Rate, TimerBook, TimerEntry, TimerKey, TimerStore, Wheel};
 use dinah_core::telemetry::Clock;
 use dinah_core::time::{
     Divisor, Elapsed, Interval, MissedTicks, Sleep, TimerDriver, TimerFigures, ZeroPeriod,
@@ -73,6 +73,7 @@ struct Growing {
 }
 
 impl TimerStore<u32> for Growing {
+    type Order = Wheel<u32>;
     fn entries(&self) -> &[TimerEntry<u32>] {
         &self.entries
     }
@@ -384,7 +385,7 @@ impl TimerDriver for TimerHandle {
             (
                 key,
                 poll,
-                book.wheel().elapsed(),
+                book.queue().elapsed(),
                 book.store_mut().replaced.take(),
             )
         });

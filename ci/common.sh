@@ -15,11 +15,14 @@ step() {
     printf '\n==> %s\n' "$*"
 }
 
-# Cargo arguments for firmware builds: the checkout's path is remapped, so
-# the panic locations in a firmware (and so its size) do not depend on where
-# the repository was cloned. Merged with examples/qemu/.cargo/config.toml.
+# Cargo arguments for firmware builds: the checkout's path and the
+# registry's sources under Cargo's home are remapped, so the panic locations
+# in a firmware (and so its size) do not depend on where the repository was
+# cloned or where Cargo keeps its downloads. Merged with
+# examples/qemu/.cargo/config.toml.
+CRATE_SOURCES="${CARGO_HOME:-$HOME/.cargo}/registry/src"
 # shellcheck disable=SC2034  # read by the scripts that source this file
-FIRMWARE_CARGO_CONFIG=(--config "target.'cfg(all(target_arch = \"arm\", target_os = \"none\"))'.rustflags = [\"--remap-path-prefix=$PWD=/dinah\"]")
+FIRMWARE_CARGO_CONFIG=(--config "target.'cfg(all(target_arch = \"arm\", target_os = \"none\"))'.rustflags = [\"--remap-path-prefix=$PWD=/dinah\", \"--remap-path-prefix=$CRATE_SOURCES=/crates\"]")
 
 # How long an apt command waits for another process to let go of the
 # package manager's locks, in seconds: a fresh cloud machine runs its own

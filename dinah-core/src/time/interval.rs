@@ -81,8 +81,11 @@ impl<D: TimerDriver> Interval<D> {
     }
 
     /// Completes at the next due time and returns it.
-    pub async fn tick(&mut self) -> u64 {
-        core::future::poll_fn(|cx| self.poll_tick(cx)).await
+    ///
+    /// Dropping the future before it completes leaves the schedule as it
+    /// was: the next `tick` waits for the same due time.
+    pub fn tick(&mut self) -> impl Future<Output = u64> + '_ {
+        core::future::poll_fn(|cx| self.poll_tick(cx))
     }
 
     /// [`tick`](Self::tick) as a poll: `Ready` with the due time once it is

@@ -269,6 +269,10 @@ pub mod tickless {
     pub struct SysTickClock;
 
     impl Clock for SysTickClock {
+        /// Out of line: a reading masks interrupts and checks SysTick's
+        /// pending bit, and the timers read the clock in several places
+        /// (about 200 B of flash when each place has its own copy).
+        #[inline(never)]
         fn now(&self) -> u64 {
             critical_section::with(now_in)
         }

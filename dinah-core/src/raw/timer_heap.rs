@@ -78,17 +78,15 @@ impl<I: TimerIndex, const N: usize> TimerOrder<I> for TimerHeap<I, N> {
     fn expire(
         &mut self,
         entries: &mut [TimerEntry<I>],
-        elapsed: &mut u64,
+        _: &mut u64,
         now: u64,
         mut due: impl FnMut(&mut [TimerEntry<I>], usize),
     ) {
         while self.len > 0 {
             let index = self.at(0);
-            let deadline = entry(entries, index).deadline;
-            if deadline > now {
+            if entry(entries, index).deadline > now {
                 break;
             }
-            *elapsed = (*elapsed).max(deadline);
             self.remove(entries, index);
             due(entries, index);
         }

@@ -152,8 +152,10 @@ pub trait TimerOrder<I: TimerIndex>: sealed::Order + core::fmt::Debug {
     /// after the earliest deadline it holds), `None` when it holds nothing.
     #[doc(hidden)]
     fn next_expiry(&self, entries: &[TimerEntry<I>], elapsed: u64) -> Option<u64>;
-    /// Moves `elapsed` towards `now` (never past it) and hands `due` each
-    /// entry whose deadline is at or before `now`, out of order.
+    /// Hands `due` each entry whose deadline is at or before `now`, out of
+    /// order. An order whose placement depends on the time (the wheel)
+    /// moves `elapsed` towards `now` as it goes, never past it; the queue
+    /// moves it to `now` afterwards.
     #[doc(hidden)]
     fn expire(
         &mut self,

@@ -196,6 +196,47 @@ fn a_timeout_elapses_or_returns_the_output<H: Harness>() {
     assert_eq!((figures.fired, figures.cancelled, figures.armed), (2, 2, 0));
 }
 
+/// `timeout_at` races a future against a deadline in ticks: the deadline
+/// wins when it comes first, and the output when the future ends first; a
+/// deadline already passed ends a future that is not ready at its first
+/// poll.
+fn a_timeout_at_a_deadline_elapses_or_returns_the_output<H: Harness>() {
+    let mut harness = H::new();
+    let driver = harness.driver();
+    let start = driver.now();
+    let ms = |n: u64| n * driver.ticks_per_second() / 1_000;
+    let late = harness.block_on(
+        driver
+            .clone()
+            .timeout_at(start + ms(5), driver.clone().sleep_until(start + ms(50))),
+    );
+    assert_eq!(late, Err(Elapsed));
+    assert_eq!(millis_since(&driver, start), 5);
+    let quick = harness.block_on(
+        driver
+            .clone()
+            .timeout_at(start + ms(60), driver.clone().sleep_until(start + ms(10))),
+    );
+    assert_eq!(quick, Ok(()));
+    assert_eq!(millis_since(&driver, start), 10);
+    let passed = harness.block_on(
+        driver
+            .clone()
+            .timeout_at(start, driver.clone().sleep_until(start + ms(20))),
+    );
+    assert_eq!(passed, Err(Elapsed));
+    assert_eq!(
+        millis_since(&driver, start),
+        10,
+        "no wait for a passed deadline"
+    );
+    let figures = harness.figures();
+    // Fired: the first deadline, the second sleep and the passed deadline
+    // (due at its first poll); cancelled: the sleeps the deadlines dropped
+    // and the second deadline.
+    assert_eq!((figures.fired, figures.cancelled, figures.armed), (3, 3, 0));
+}
+
 fn intervals_follow_their_missed_tick_rule<H: Harness>() {
     // Period 10 ms. After its second tick the task works 25 ms, so the
     // tick due at 20 completes late, at 35, under every rule; the rule says
@@ -251,6 +292,7 @@ support::contract!(
         sleeps_complete_in_deadline_order_at_their_deadlines,
         timers_due_together_all_fire_at_once,
         a_timeout_elapses_or_returns_the_output,
+        a_timeout_at_a_deadline_elapses_or_returns_the_output,
         intervals_follow_their_missed_tick_rule,
         dropping_a_sleep_cancels_its_timer,
     ]

@@ -4,6 +4,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use critical_section::CriticalSection;
 use dinah::telemetry::Clock;
 use dinah::time::Alarm;
 
@@ -26,9 +27,9 @@ impl Clock for VirtualClock {
 pub(crate) struct JumpingAlarm(pub(crate) &'static VirtualClock);
 
 impl Alarm for JumpingAlarm {
-    fn set(&mut self, at: u64) -> bool {
+    fn set(&mut self, at: u64, _: CriticalSection<'_>) -> bool {
         self.0.0.fetch_max(at, Ordering::Relaxed);
         false
     }
-    fn clear(&mut self) {}
+    fn clear(&mut self, _: CriticalSection<'_>) {}
 }

@@ -79,10 +79,20 @@ pub fn critical<T, R>(
     cell: &critical_section::Mutex<core::cell::RefCell<T>>,
     f: impl FnOnce(&mut T) -> R,
 ) -> R {
-    critical_section::with(|cs| match cell.borrow(cs).try_borrow_mut() {
+    critical_section::with(|cs| critical_in(cs, cell, f))
+}
+
+/// [`critical`] inside the critical section `cs` the caller holds already
+/// (no second masking of interrupts).
+pub fn critical_in<T, R>(
+    cs: critical_section::CriticalSection<'_>,
+    cell: &critical_section::Mutex<core::cell::RefCell<T>>,
+    f: impl FnOnce(&mut T) -> R,
+) -> R {
+    match cell.borrow(cs).try_borrow_mut() {
         Ok(mut state) => f(&mut state),
         Err(_) => reentered(),
-    })
+    }
 }
 
 #[cold]

@@ -2,6 +2,8 @@
 //! idle that fires timers and sets the alarm before it sleeps.
 #![forbid(unsafe_code)]
 
+use critical_section::CriticalSection;
+
 use super::Timers;
 use crate::executor::Idle;
 use crate::telemetry::Clock;
@@ -16,15 +18,20 @@ use crate::telemetry::Clock;
 /// or `clear` replaces it. An alarm may fire early (the timers are checked
 /// again and the alarm set anew), never late by more than the hardware's
 /// resolution.
+///
+/// Both methods are called inside the critical section in which the run
+/// loop found no task ready, and get its token `cs`: an alarm that keeps
+/// its state in a `critical_section::Mutex` borrows it with `cs` rather
+/// than masking interrupts a second time.
 pub trait Alarm {
     /// Arms the alarm for clock reading `at`, or returns `false`, arming
     /// nothing, when `at` has been reached already (the run loop then
     /// checks the timers again instead of sleeping).
-    fn set(&mut self, at: u64) -> bool;
+    fn set(&mut self, at: u64, cs: CriticalSection<'_>) -> bool;
 
     /// No timer is armed: no alarm is needed. (An implementer that must
     /// keep counting time may keep a slow periodic interrupt.)
-    fn clear(&mut self);
+    fn clear(&mut self, cs: CriticalSection<'_>);
 }
 
 /// A run loop's [`Idle`] for firmware with timers: before each check for
@@ -56,14 +63,14 @@ impl<'t, const T: usize, C: Clock, A: Alarm, S: FnMut()> Tickless<'t, T, C, A, S
 impl<const T: usize, C: Clock, A: Alarm, S: FnMut()> Idle for Tickless<'_, T, C, A, S> {
     fn idle(&mut self, ready: impl Fn() -> bool) {
         self.timers.expire();
-        critical_section::with(|_| {
+        critical_section::with(|cs| {
             if ready() {
                 return;
             }
-            match self.timers.next_expiry() {
-                Some(at) if !self.alarm.set(at) => return,
+            match self.timers.next_expiry_in(cs) {
+                Some(at) if !self.alarm.set(at, cs) => return,
                 Some(_) => {}
-                None => self.alarm.clear(),
+                None => self.alarm.clear(cs),
             }
             (self.sleep)();
         });

@@ -72,10 +72,10 @@ pub use wide::WideCounter;
 /// are written once against this trait.
 ///
 /// Contract for implementers: [`now`](Self::now) is monotonic;
-/// [`poll_deadline`](Self::poll_deadline) returns `Ready` only once the
-/// deadline is reached by the clock (or by the store's own time, which
-/// never runs ahead of the clock), and otherwise arranges for the waker to
-/// be woken once it is; [`release`](Self::release) cancels.
+/// [`poll_timer`](Self::poll_timer) returns `Ready` only once the deadline
+/// is reached by the clock (or by the store's own time, which never runs
+/// ahead of the clock), and otherwise arranges for the waker to be woken
+/// once it is; [`release`](Self::release) cancels.
 pub trait TimerDriver: Clone + Unpin {
     /// The clock's reading, in ticks.
     fn now(&self) -> u64;
@@ -86,22 +86,21 @@ pub trait TimerDriver: Clone + Unpin {
     /// Takes an entry for a timer, or `None` when the store is full.
     fn reserve(&self) -> Option<TimerKey>;
 
-    /// Whether `key`'s timer reached `deadline`; if not, arms it to wake
-    /// `cx`'s waker.
-    fn poll_deadline(&self, key: TimerKey, deadline: u64, cx: &mut Context<'_>) -> Poll<()>;
+    /// One poll of a timer for `deadline`: whether it reached the deadline,
+    /// and if not, armed to wake `cx`'s waker. `key` is the timer's entry,
+    /// or `None` on its first poll, when an entry is reserved first (in the
+    /// same step, so that a store behind a lock takes it once). Returns the
+    /// key to keep, which is `None` (with `Pending`, and nothing armed) when
+    /// the store is full.
+    fn poll_timer(
+        &self,
+        key: Option<TimerKey>,
+        deadline: u64,
+        cx: &mut Context<'_>,
+    ) -> (Option<TimerKey>, Poll<()>);
 
     /// Gives `key`'s entry back, cancelling its timer.
     fn release(&self, key: TimerKey);
-
-    /// A timer's first poll: [`reserve`](Self::reserve), then
-    /// [`poll_deadline`](Self::poll_deadline) if an entry was free. A driver
-    /// may do both in one step. The key is `None` when the store is full.
-    fn start(&self, deadline: u64, cx: &mut Context<'_>) -> (Option<TimerKey>, Poll<()>) {
-        match self.reserve() {
-            Some(key) => (Some(key), self.poll_deadline(key, deadline, cx)),
-            None => (None, Poll::Pending),
-        }
-    }
 
     /// A future that completes once `duration` has passed, counted from
     /// now. If the store is full when it is first polled, see [`Sleep`].
@@ -153,6 +152,21 @@ pub trait TimerDriver: Clone + Unpin {
         Self: Sized,
     {
         race_deadline(self.sleep(duration), future)
+    }
+
+    /// Runs `future` until the clock reads `deadline`: its output, or
+    /// [`Elapsed`] when the deadline came first (then `future` is dropped
+    /// unfinished). As [`timeout`](Self::timeout), `future` is polled
+    /// before the timer.
+    fn timeout_at<F: Future>(
+        self,
+        deadline: u64,
+        future: F,
+    ) -> impl Future<Output = Result<F::Output, Elapsed>>
+    where
+        Self: Sized,
+    {
+        race_deadline(self.sleep_until(deadline), future)
     }
 
     /// An [`Interval`] whose first tick is due now and every later one

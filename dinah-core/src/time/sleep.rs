@@ -84,19 +84,15 @@ impl<D: TimerDriver> Future for Sleep<D> {
         if this.done {
             return Poll::Ready(());
         }
-        let poll = match this.key {
-            Some(key) => this.driver.poll_deadline(key, this.deadline, cx),
-            None => match this.driver.start(this.deadline, cx) {
-                (Some(key), poll) => {
-                    this.key = Some(key);
-                    poll
-                }
-                (None, _) if this.driver.now() >= this.deadline => Poll::Ready(()),
-                (None, _) => {
-                    cx.waker().wake_by_ref();
-                    Poll::Pending
-                }
-            },
+        let (key, poll) = this.driver.poll_timer(this.key, this.deadline, cx);
+        this.key = key;
+        let poll = match (key, poll) {
+            (None, _) if this.driver.now() >= this.deadline => Poll::Ready(()),
+            (None, _) => {
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+            (Some(_), poll) => poll,
         };
         this.done = poll.is_ready();
         poll

@@ -4,6 +4,8 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 use core::time::Duration;
 
+use critical_section::CriticalSection;
+
 use super::*;
 use crate::executor::{AsyncExecutor, ReadyQueue};
 use crate::telemetry::Clock;
@@ -33,11 +35,11 @@ impl VirtualClock {
 struct JumpingAlarm(&'static VirtualClock);
 
 impl Alarm for JumpingAlarm {
-    fn set(&mut self, at: u64) -> bool {
+    fn set(&mut self, at: u64, _: CriticalSection<'_>) -> bool {
         self.0.set(at);
         false
     }
-    fn clear(&mut self) {}
+    fn clear(&mut self, _: CriticalSection<'_>) {}
 }
 
 fn never_sleeps() {

@@ -6,7 +6,7 @@ use core::cell::RefCell;
 use core::fmt;
 use core::task::{Context, Poll};
 
-use critical_section::Mutex;
+use critical_section::{CriticalSection, Mutex};
 
 use super::{TimerDriver, TimerFigures};
 use crate::raw::{Rate, TimerBook, TimerEntry, TimerKey};
@@ -119,7 +119,14 @@ impl<const T: usize, C: Clock> Timers<T, C> {
     /// armed deadline. `None` when no timer is armed.
     #[must_use]
     pub fn next_expiry(&self) -> Option<u64> {
-        self.with(|book| book.next_expiry())
+        critical_section::with(|cs| self.next_expiry_in(cs))
+    }
+
+    /// [`next_expiry`](Self::next_expiry) inside the critical section `cs`
+    /// the caller holds already.
+    #[must_use]
+    pub fn next_expiry_in(&self, cs: CriticalSection<'_>) -> Option<u64> {
+        crate::raw::critical_in(cs, &self.book, |book| book.next_expiry())
     }
 
     /// The store's figures.
@@ -182,23 +189,23 @@ impl<const T: usize, C: Clock> TimerDriver for &Timers<T, C> {
         self.with(TimerBook::reserve)
     }
 
-    fn poll_deadline(&self, key: TimerKey, deadline: u64, cx: &mut Context<'_>) -> Poll<()> {
+    fn poll_timer(
+        &self,
+        key: Option<TimerKey>,
+        deadline: u64,
+        cx: &mut Context<'_>,
+    ) -> (Option<TimerKey>, Poll<()>) {
+        // One critical section for the entry and the poll.
         let now = self.clock.now();
-        self.with(|book| self.poll_book(book, key, deadline, now, cx))
+        self.with(|book| match key.or_else(|| book.reserve()) {
+            Some(key) => (Some(key), self.poll_book(book, key, deadline, now, cx)),
+            None => (None, Poll::Pending),
+        })
     }
 
     fn release(&self, key: TimerKey) {
         let waker = self.with(|book| book.release(key));
         drop(waker);
-    }
-
-    fn start(&self, deadline: u64, cx: &mut Context<'_>) -> (Option<TimerKey>, Poll<()>) {
-        // One critical section for the entry and the arming.
-        let now = self.clock.now();
-        self.with(|book| match book.reserve() {
-            Some(key) => (Some(key), self.poll_book(book, key, deadline, now, cx)),
-            None => (None, Poll::Pending),
-        })
     }
 }
 

@@ -345,22 +345,9 @@ impl TimerHandle {
     pub fn same_timers(&self, other: &Self) -> bool {
         Arc::ptr_eq(self.timers(), other.timers())
     }
-}
 
-impl TimerDriver for TimerHandle {
-    fn now(&self) -> u64 {
-        self.timers().now()
-    }
-
-    fn ticks_per_second(&self) -> u64 {
-        1_000_000
-    }
-
-    fn reserve(&self) -> Option<TimerKey> {
-        self.timers().with(TimerBook::reserve)
-    }
-
-    fn poll_deadline(&self, key: TimerKey, deadline: u64, cx: &mut Context<'_>) -> Poll<()> {
+    /// A poll of `key`'s timer, against the clock.
+    fn poll_armed(&self, key: TimerKey, deadline: u64, cx: &mut Context<'_>) -> Poll<()> {
         let now = self.timers().now();
         let (poll, replaced) = self.timers().with(|book| {
             let poll = book.poll(key, deadline, now, MICROS, cx.waker());
@@ -376,7 +363,9 @@ impl TimerDriver for TimerHandle {
         poll
     }
 
-    fn start(&self, deadline: u64, cx: &mut Context<'_>) -> (Option<TimerKey>, Poll<()>) {
+    /// A timer's first poll: its entry and its arming in one lock, against
+    /// the wheel's time (no clock read).
+    fn first_poll(&self, deadline: u64, cx: &mut Context<'_>) -> (Option<TimerKey>, Poll<()>) {
         let (key, poll, wheel_time, replaced) = self.timers().with(|book| {
             let (key, poll) = book.start(deadline, cx.waker());
             if key.is_some() && poll.is_pending() {
@@ -396,6 +385,32 @@ impl TimerDriver for TimerHandle {
             note_armed(deadline.saturating_sub(wheel_time));
         }
         (key, poll)
+    }
+}
+
+impl TimerDriver for TimerHandle {
+    fn now(&self) -> u64 {
+        self.timers().now()
+    }
+
+    fn ticks_per_second(&self) -> u64 {
+        1_000_000
+    }
+
+    fn reserve(&self) -> Option<TimerKey> {
+        self.timers().with(TimerBook::reserve)
+    }
+
+    fn poll_timer(
+        &self,
+        key: Option<TimerKey>,
+        deadline: u64,
+        cx: &mut Context<'_>,
+    ) -> (Option<TimerKey>, Poll<()>) {
+        match key {
+            Some(key) => (Some(key), self.poll_armed(key, deadline, cx)),
+            None => self.first_poll(deadline, cx),
+        }
     }
 
     fn release(&self, key: TimerKey) {

@@ -309,19 +309,17 @@ pub mod tickless {
     }
 
     impl Alarm for SysTickAlarm {
-        fn set(&mut self, at: u64) -> bool {
-            critical_section::with(|cs| {
-                let now = now_in(cs);
-                if at <= now {
-                    return false;
-                }
-                restart(cs, at - now);
-                true
-            })
+        fn set(&mut self, at: u64, cs: CriticalSection<'_>) -> bool {
+            let now = now_in(cs);
+            if at <= now {
+                return false;
+            }
+            restart(cs, at - now);
+            true
         }
 
-        fn clear(&mut self) {
-            critical_section::with(|cs| restart(cs, u64::from(MAX_RELOAD) + 1));
+        fn clear(&mut self, cs: CriticalSection<'_>) {
+            restart(cs, u64::from(MAX_RELOAD) + 1);
         }
     }
 }

@@ -59,7 +59,11 @@ impl<const B: usize> Log2Histogram<B> {
     #[must_use]
     pub const fn bucket_of(value: u64) -> usize {
         // 0 -> 0; [2^(i-1), 2^i) -> i; clamped to the last bucket.
-        let index = (u64::BITS - value.leading_zeros()) as usize;
+        let index = if HAS_CLZ {
+            (u64::BITS - value.leading_zeros()) as usize
+        } else {
+            bit_length(value)
+        };
         if index < B - 1 { index } else { B - 1 }
     }
 
@@ -176,9 +180,70 @@ impl<const B: usize> Default for Log2Histogram<B> {
     }
 }
 
+/// Whether `leading_zeros` is an instruction here: on 64-bit targets, and
+/// on the Arm cores with atomic read-modify-write (ARMv7-M and later, which
+/// have `CLZ`). ARMv6-M has neither (a Cortex-M0's `leading_zeros` calls a
+/// library routine of about 100 bytes), nor has a RISC-V core without Zbb:
+/// those take [`bit_length`]. A core this misses (ARMv8-M Baseline) only
+/// keeps the library call.
+const HAS_CLZ: bool = cfg!(any(
+    target_pointer_width = "64",
+    all(target_arch = "arm", target_has_atomic = "32")
+));
+
+/// The number of bits `value` needs (0 for 0), by halving: the high word if
+/// it is not zero, else the low one, then five compares, each shift by a
+/// constant (no shift routine on a 32-bit core).
+const fn bit_length(value: u64) -> usize {
+    let high = (value >> 32) as u32;
+    let (mut rest, mut bits) = if high != 0 {
+        (high, 32)
+    } else {
+        (value as u32, 0)
+    };
+    if rest >> 16 != 0 {
+        rest >>= 16;
+        bits += 16;
+    }
+    if rest >> 8 != 0 {
+        rest >>= 8;
+        bits += 8;
+    }
+    if rest >> 4 != 0 {
+        rest >>= 4;
+        bits += 4;
+    }
+    if rest >> 2 != 0 {
+        rest >>= 2;
+        bits += 2;
+    }
+    if rest >> 1 != 0 {
+        rest >>= 1;
+        bits += 1;
+    }
+    bits + rest as usize
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bit_length_by_halving_matches_leading_zeros() {
+        // Every power of two, one below and one above it, and the ends:
+        // the 32-bit cores' path, checked against the 64-bit one.
+        let near_powers = (0..64).flat_map(|shift| {
+            let power = 1u64 << shift;
+            [power - 1, power, power + 1]
+        });
+        for value in [0, 1, u64::MAX].into_iter().chain(near_powers) {
+            assert_eq!(
+                bit_length(value),
+                (u64::BITS - value.leading_zeros()) as usize,
+                "{value:#x}"
+            );
+        }
+    }
 
     #[test]
     fn buckets_split_at_powers_of_two() {

@@ -39,7 +39,7 @@ impl Divisor {
         let divisor = if divisor == 0 { 1 } else { divisor };
         Self {
             divisor,
-            reciprocal: bitwise_div(u64::MAX, divisor),
+            reciprocal: bitwise_div_rem(u64::MAX, divisor).0,
         }
     }
 
@@ -73,30 +73,34 @@ impl Divisor {
     }
 }
 
-/// `n / d` by restoring division, one quotient bit per step, for `d > 0`:
-/// the slow path that keeps a run-time reciprocal from linking the library
-/// routine that [`Divisor`] exists to avoid.
-pub(crate) const fn bitwise_div(n: u64, d: u64) -> u64 {
+/// `(n / d, n % d)` by restoring division, one quotient bit per step, for
+/// `d > 0`: the slow path that keeps a run-time reciprocal (and the
+/// interval's rare catching up) from linking the library routine that
+/// [`Divisor`] exists to avoid. Every shift is by one place, so a 32-bit
+/// core needs no 64-bit shift routine either.
+pub(crate) const fn bitwise_div_rem(mut n: u64, d: u64) -> (u64, u64) {
     let mut quotient = 0;
     let mut remainder: u64 = 0;
-    let mut bit = 64;
-    while bit > 0 {
-        bit -= 1;
+    let mut step = 0;
+    while step < 64 {
+        step += 1;
         // The remainder stays below d, so a carry out of the shift means
         // it now exceeds d.
         let carry = remainder >> 63;
-        remainder = (remainder << 1) | ((n >> bit) & 1);
+        remainder = (remainder << 1) | (n >> 63);
+        n <<= 1;
+        quotient <<= 1;
         if carry != 0 || remainder >= d {
             remainder = remainder.wrapping_sub(d);
-            quotient |= 1 << bit;
+            quotient |= 1;
         }
     }
-    quotient
+    (quotient, remainder)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Divisor, bitwise_div};
+    use super::{Divisor, bitwise_div_rem};
 
     const EDGES: [u64; 12] = [
         0,
@@ -120,7 +124,7 @@ mod tests {
             for &x in &EDGES {
                 assert_eq!(divisor.div_rem(x), (x / d, x % d), "{x} / {d}");
                 assert_eq!(divisor.div_ceil(x), x.div_ceil(d), "{x} / {d} up");
-                assert_eq!(bitwise_div(x, d), x / d, "{x} / {d} bitwise");
+                assert_eq!(bitwise_div_rem(x, d), (x / d, x % d), "{x} / {d} bitwise");
             }
         }
     }

@@ -7,7 +7,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 use core::time::Duration;
 
-use super::divisor::bitwise_div;
+use super::divisor::bitwise_div_rem;
 use super::{Sleep, TimerDriver, ZeroPeriod, ticks_in};
 
 /// What an [`Interval`] does when it fell behind: when a tick completes so
@@ -104,10 +104,12 @@ impl<D: TimerDriver> Interval<D> {
                 MissedTicks::Burst => next,
                 MissedTicks::Delay => now.saturating_add(self.period),
                 MissedTicks::Skip => {
-                    // Rare (ticks were missed), so the small bitwise
-                    // division rather than a library call.
-                    let behind = bitwise_div(now - due, self.period) + 1;
-                    due.saturating_add(behind.saturating_mul(self.period))
+                    // The first tick of the grid after `now`: `now` less
+                    // how far it is past a tick, plus a period. Rare (ticks
+                    // were missed), so the small bitwise division rather
+                    // than a library call.
+                    let past = bitwise_div_rem(now - due, self.period).1;
+                    (now - past).saturating_add(self.period)
                 }
             }
         };

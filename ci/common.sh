@@ -15,14 +15,19 @@ step() {
     printf '\n==> %s\n' "$*"
 }
 
-# Cargo arguments for firmware builds: the checkout's path and the
-# registry's sources under Cargo's home are remapped, so the panic locations
-# in a firmware (and so its size) do not depend on where the repository was
-# cloned or where Cargo keeps its downloads. Merged with
+# Cargo arguments for firmware builds: source paths are remapped so that
+# the panic locations in a firmware (and so its size) do not depend on where
+# the repository was cloned or where Cargo keeps its downloads, and are
+# short, as they take flash. The checkout's paths become relative to its
+# root (`dinah-core/src/...`), a crates.io crate's relative to the registry
+# folder (`defmt-1.2.0/src/...`; the folder is named by a hash of the
+# registry's address, and this rule comes after the general one so that it
+# wins), any other registry's start with `/crates`. Merged with
 # examples/qemu/.cargo/config.toml.
 CRATE_SOURCES="${CARGO_HOME:-$HOME/.cargo}/registry/src"
+CRATES_IO_SOURCES="$CRATE_SOURCES/index.crates.io-1949cf8c6b5b557f"
 # shellcheck disable=SC2034  # read by the scripts that source this file
-FIRMWARE_CARGO_CONFIG=(--config "target.'cfg(all(target_arch = \"arm\", target_os = \"none\"))'.rustflags = [\"--remap-path-prefix=$PWD=/dinah\", \"--remap-path-prefix=$CRATE_SOURCES=/crates\"]")
+FIRMWARE_CARGO_CONFIG=(--config "target.'cfg(all(target_arch = \"arm\", target_os = \"none\"))'.rustflags = [\"--remap-path-prefix=$PWD/=\", \"--remap-path-prefix=$CRATE_SOURCES=/crates\", \"--remap-path-prefix=$CRATES_IO_SOURCES/=\"]")
 
 # How long an apt command waits for another process to let go of the
 # package manager's locks, in seconds: a fresh cloud machine runs its own

@@ -30,9 +30,11 @@ pub(super) struct Cell<C: Measure> {
 
 impl<C: Measure> Cell<C> {
     const_unless_loom! {
-        fn new(index: u16) -> Self {
+        /// A vacant cell, numbered 0 until [`ReadyQueue::claim`] numbers
+        /// it (invariant 3).
+        fn new() -> Self {
             Self {
-                task: TaskCell::new(Link16::new(index)),
+                task: TaskCell::new(Link16::new()),
                 refs: AtomicU16::new(0),
                 generation_high: AtomicU16::new(0),
                 counters: C::SHARED,
@@ -65,6 +67,8 @@ pub(crate) fn slot_index(id: TaskId) -> Option<usize> {
 /// [`Waker`](core::task::Waker)s handed to tasks point into it and may outlive any task or
 /// executor. It takes 12 bytes per slot, plus 12 for the future that
 /// [`run_until`](crate::AsyncExecutor::run_until) drives and about 24 more.
+/// Built by [`new`](Self::new) it is all zeros, so a `static` one takes RAM
+/// only (`.bss`), no flash: the executor that claims it numbers its slots.
 ///
 /// # Guarantees
 ///
@@ -135,14 +139,9 @@ impl<const N: usize, C: Measure> ReadyQueue<N, C> {
                 "a ReadyQueue needs between 1 and 65,534 slots"
             )
         };
-        // Invariant 3: each cell is built with its own index.
-        let mut cells = [const { Cell::<C>::new(0) }; N];
-        let mut index = 0;
-        while index < N {
-            cells[index].task.set_index(index as u16);
-            index += 1;
-        }
-        Self::with_cells(cells, pender)
+        // All zeros (with no pender), so that a `static` queue takes no
+        // flash: `claim` numbers the cells (invariant 3).
+        Self::with_cells([const { Cell::<C>::new() }; N], pender)
     }
 
     /// An empty queue (loom's atomics cannot be built in a `const fn`).
@@ -161,17 +160,14 @@ impl<const N: usize, C: Measure> ReadyQueue<N, C> {
 
     #[cfg(loom)]
     fn loom_build(pender: Option<fn()>) -> Self {
-        Self::with_cells(
-            core::array::from_fn(|index| Cell::new(index as u16)),
-            pender,
-        )
+        Self::with_cells(core::array::from_fn(|_| Cell::new()), pender)
     }
 
     const_unless_loom! {
         fn with_cells(cells: [Cell<C>; N], pender: Option<fn()>) -> Self {
             Self {
                 cells,
-                main: Cell::new(N as u16),
+                main: Cell::new(),
                 stack: WakeStack::new(),
                 claimed: AtomicBool::new(false),
                 pender,
@@ -207,12 +203,22 @@ impl<const N: usize, C: Measure> ReadyQueue<N, C> {
         }
     }
 
-    /// Marks the queue as owned by one executor, whose context this is.
-    /// `true` only the first time.
+    /// Marks the queue as owned by one executor, whose context this is,
+    /// and numbers its cells (invariant 3): before this returns, no waker
+    /// of the queue exists, since only the executor that claimed it makes
+    /// them. `true` only the first time.
     pub(crate) fn claim(&self) -> bool {
         if self.claimed.swap(true, Ordering::AcqRel) {
             return false;
         }
+        // Slots `0..N`, then the main cell at `N` (at most 65,534 slots,
+        // checked in `build`).
+        let mut index = 0;
+        for cell in &self.cells {
+            cell.task.set_index(index);
+            index += 1;
+        }
+        self.main.task.set_index(index);
         if let Some(context) = self.context {
             self.owner.store(context(), Ordering::Relaxed);
         }
@@ -324,7 +330,8 @@ impl<const N: usize, C: Measure> ReadyQueue<N, C> {
         }
     }
 
-    /// Wakes `cell`, one of this queue's (see [`WakeStack::wake`]).
+    /// Wakes `cell`, one of this queue's, whose index is `index` (read once
+    /// by the caller; see [`WakeStack::wake`]).
     ///
     /// A queue with a context function asks it whether a wake that lands
     /// during a poll is the executor's own. On a target without an
@@ -333,20 +340,20 @@ impl<const N: usize, C: Measure> ReadyQueue<N, C> {
     /// out-of-line copy, so the common wake calls nothing and keeps no
     /// stack frame.
     #[inline(always)]
-    pub(super) fn wake_cell(&self, cell: &Cell<C>) {
+    pub(super) fn wake_cell(&self, cell: &Cell<C>, index: usize) {
         let no_context = self.context.is_none();
         if cfg!(target_os = "none") || no_context {
-            self.wake_marked(cell, no_context);
+            self.wake_marked(cell, index, no_context);
         } else {
-            self.wake_cell_telling_context(cell);
+            self.wake_cell_telling_context(cell, index);
         }
     }
 
     /// [`wake_cell`](Self::wake_cell) on a queue that names contexts, out of
     /// line.
     #[inline(never)]
-    fn wake_cell_telling_context(&self, cell: &Cell<C>) {
-        self.wake_marked(cell, false);
+    fn wake_cell_telling_context(&self, cell: &Cell<C>, index: usize) {
+        self.wake_marked(cell, index, false);
     }
 
     /// Marks `cell` (asking the context function, unless `no_context`,
@@ -356,20 +363,19 @@ impl<const N: usize, C: Measure> ReadyQueue<N, C> {
     /// the wake's own, and the consumer, which reads it after taking the
     /// entry, sees it.
     #[inline(always)]
-    fn wake_marked(&self, cell: &Cell<C>, no_context: bool) {
+    fn wake_marked(&self, cell: &Cell<C>, index: usize, no_context: bool) {
         let here = || no_context || self.in_owner_context();
-        match self.stack.mark(&cell.task, here) {
+        match self.stack.mark_at(&cell.task, index as u32, here) {
             Ok(true) => {
                 if C::STAMPS {
                     // The tick source is the binary's code: if it panics,
                     // the wake is still queued (with an older stamp) on the
                     // way out.
-                    let index = cell.task.index() as usize;
                     let unwinding = PushOnUnwind { queue: self, index };
                     C::queued(&cell.counters);
                     core::mem::forget(unwinding);
                 }
-                self.stack.push(&cell.task);
+                self.stack.push_at(&cell.task, index as u32);
                 self.pend();
             }
             Ok(false) => {}

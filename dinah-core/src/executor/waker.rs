@@ -20,8 +20,14 @@
 //!    `ReadyQueue` is `repr(C)` with `cells` first, followed by `main`, so the
 //!    cell with index `i` sits `i` cells after the queue's start, for
 //!    `i <= N`.
-//! 3. **Every cell knows its index.** `Cell::index` is written once, in
-//!    `ReadyQueue::new`, and never changes; `index <= N`.
+//! 3. **Every cell knows its index.** `Cell::index` is written once, by
+//!    `ReadyQueue::claim` (the first `AsyncExecutor::new` on the queue),
+//!    and never changes after; `index <= N`. No waker exists before: wakers
+//!    are made only by `with_waker`, which only the executor that claimed
+//!    the queue calls, after `claim` returned. A waker reaches another
+//!    thread or an interrupt handler only through a hand-off that orders
+//!    it after its making (safe code cannot share a value without one), so
+//!    every reader of the index is ordered after its write.
 //! 4. **A cloned waker holds one reference on its cell's `refs` count**;
 //!    dropping it gives the reference back. The count is exact: a clone that
 //!    would take it past 32,768 panics and leaves the count as it was. The waker lent to a task during a poll holds none and is never
@@ -133,8 +139,8 @@ impl<const N: usize, C: Measure> ReadyQueue<N, C> {
 
     unsafe fn wake_by_ref(data: *const ()) {
         // SAFETY: `data` is a data pointer this vtable was built with.
-        let (queue, cell, _) = unsafe { Self::from_data(data) };
-        queue.wake_cell(cell);
+        let (queue, cell, index) = unsafe { Self::from_data(data) };
+        queue.wake_cell(cell, index);
     }
 
     unsafe fn wake_by_value(data: *const ()) {
@@ -163,7 +169,7 @@ impl<const N: usize, C: Measure> ReadyQueue<N, C> {
             return;
         }
         if cell.task.claim() {
-            queue.stack.push(&cell.task);
+            queue.stack.push_at(&cell.task, index as u32);
             queue.pend();
         }
     }

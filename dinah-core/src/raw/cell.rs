@@ -38,25 +38,39 @@ macro_rules! const_unless_loom {
 pub(crate) use const_unless_loom;
 
 /// A 16-bit link and index: for up to 65,534 fixed slots.
+///
+/// Its index starts at 0 and is numbered once by the table's owner before
+/// anything reads it (a fixed table is then all zeros when built, so a
+/// `static` one takes no flash).
 #[derive(Debug)]
 pub struct Link16 {
     next: AtomicU16,
-    index: u16,
+    index: AtomicU16,
 }
 
 impl Link16 {
-    /// Renumbers a cell while a table of them is built in a `const fn`.
-    #[cfg(not(loom))]
-    pub(crate) const fn set_index(&mut self, index: u16) {
-        self.index = index;
+    /// Numbers the cell `index`. Relaxed: every later reader is ordered
+    /// after it by whatever handed it the cell.
+    pub(crate) fn set_index(&self, index: u16) {
+        self.index.store(index, Ordering::Relaxed);
     }
 
     const_unless_loom! {
-        /// The link of cell `index`, pointing nowhere.
+        /// A link pointing nowhere, numbered 0 until
+        /// [`set_index`](Self::set_index).
         #[must_use]
-        pub fn new(index: u16) -> Self {
-            Self { next: AtomicU16::new(0), index }
+        pub fn new() -> Self {
+            Self {
+                next: AtomicU16::new(0),
+                index: AtomicU16::new(0),
+            }
         }
+    }
+}
+
+impl Default for Link16 {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
@@ -94,7 +108,7 @@ impl Link for Link16 {
     }
     #[inline(always)]
     fn index(&self) -> u32 {
-        u32::from(self.index)
+        u32::from(self.index.load(Ordering::Relaxed))
     }
 }
 
@@ -369,9 +383,8 @@ impl<L: Link> TaskCell<L> {
 }
 
 impl TaskCell<Link16> {
-    /// Renumbers a fixed-slot cell while its table is built.
-    #[cfg(not(loom))]
-    pub(crate) const fn set_index(&mut self, index: u16) {
+    /// Numbers a fixed-slot cell (see [`Link16`]).
+    pub(crate) fn set_index(&self, index: u16) {
         self.link.set_index(index);
     }
 }

@@ -66,7 +66,15 @@ impl WakeStack {
     /// Pushes `cell`. The caller set its `QUEUED`.
     #[inline(always)]
     pub fn push<L: Link>(&self, cell: &TaskCell<L>) {
-        let entry = cell.index() + 1;
+        self.push_at(cell, cell.index());
+    }
+
+    /// [`push`](Self::push) for a caller that read the cell's
+    /// [`index`](TaskCell::index) already, so that it is read once per wake.
+    #[inline(always)]
+    pub fn push_at<L: Link>(&self, cell: &TaskCell<L>, index: u32) {
+        debug_assert_eq!(index, cell.index(), "the index of another cell");
+        let entry = index + 1;
         let mut head = self.head.load(Ordering::Relaxed);
         loop {
             cell.set_link(head);
@@ -121,11 +129,28 @@ impl WakeStack {
         cell: &TaskCell<L>,
         here: impl FnOnce() -> bool,
     ) -> Result<bool, Stale> {
+        self.mark_at(cell, cell.index(), here)
+    }
+
+    /// [`mark`](Self::mark) for a caller that read the cell's
+    /// [`index`](TaskCell::index) already.
+    ///
+    /// # Errors
+    ///
+    /// [`Stale`] (counted) when the task is over.
+    #[inline(always)]
+    pub fn mark_at<L: Link>(
+        &self,
+        cell: &TaskCell<L>,
+        index: u32,
+        here: impl FnOnce() -> bool,
+    ) -> Result<bool, Stale> {
+        debug_assert_eq!(index, cell.index(), "the index of another cell");
         let polling = self.polling.load(Ordering::Relaxed);
         let mut flags = QUEUED;
         if polling != 0 && here() {
             flags |= WOKEN_IN_POLL;
-            if polling == cell.index() + 1 {
+            if polling == index + 1 {
                 flags |= SELF_WOKEN;
             }
         }

@@ -81,7 +81,7 @@ impl<M: Measure> Wake for Header<M> {
         // local list; from anywhere else (another thread, or this one while
         // its thread-locals are being destroyed) it never is.
         let (here, marked) = here::mark_here(hub.address(), index, |here| {
-            hub.stack.mark(&self.cell, || here)
+            hub.stack.mark_at(&self.cell, index, || here)
         });
         // The telemetry sees the wake before the executor can poll the task
         // (its ready stamp must come first); a hook's panic is held until
@@ -100,7 +100,7 @@ impl<M: Measure> Wake for Header<M> {
             scope
         });
         if !here && marked == Ok(true) {
-            hub.stack.push(&self.cell);
+            hub.stack.push_at(&self.cell, index);
             hub.driver.unpark();
         }
         if let Some(Some(scope)) = hooks {

@@ -56,8 +56,8 @@ impl Link16 {
     }
 
     const_unless_loom! {
-        /// A link pointing nowhere, numbered 0 until
-        /// [`set_index`](Self::set_index).
+        /// A link pointing nowhere, numbered 0 until its table's owner
+        /// numbers it.
         #[must_use]
         pub fn new() -> Self {
             Self {

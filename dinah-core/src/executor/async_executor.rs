@@ -412,7 +412,7 @@ impl Held {
     const EMPTY: Self = Self;
 
     fn append<const N: usize, M: Measure>(&mut self, _: &ReadyQueue<N, M>, _: u32, _: u32) {
-        unreachable!("no task is POLLING here");
+        crate::fmt::fail!("no task is POLLING here");
     }
 
     #[inline(always)]

@@ -199,13 +199,7 @@ impl<I, const Q: usize, const P: usize> TaskPool<I, Q, P> {
         F: FnMut(I) -> J + 'p,
         J: Future<Output = ()> + 'p,
     {
-        self.with(|state| {
-            if state.workers as usize >= P {
-                return Err(TooManyWorkers);
-            }
-            state.workers += 1;
-            Ok(())
-        })?;
+        self.count_worker()?;
         Ok(async move {
             loop {
                 let input = self.next().await;
@@ -213,6 +207,20 @@ impl<I, const Q: usize, const P: usize> TaskPool<I, Q, P> {
                 job(input).await;
                 drop(running);
             }
+        })
+    }
+
+    /// Counts one more worker, unless `P` were made already. Out of line:
+    /// each worker's job is its own type, and this part is the same for
+    /// all of them.
+    #[inline(never)]
+    fn count_worker(&self) -> Result<(), TooManyWorkers> {
+        self.with(|state| {
+            if state.workers as usize >= P {
+                return Err(TooManyWorkers);
+            }
+            state.workers += 1;
+            Ok(())
         })
     }
 

@@ -178,7 +178,7 @@ impl<B: Slots<Item = T>, S: WaitStore, T> ChannelState<B, S> {
 
     fn put(&mut self, value: T) -> Option<Waker> {
         if self.buffer.push(value).is_err() {
-            panic!("a channel slot counted free was not");
+            crate::fmt::fail!("a channel slot counted free was not");
         }
         self.sent += 1;
         self.high_water = self.high_water.max(self.buffer.len());
@@ -215,7 +215,7 @@ impl<B: Slots<Item = T>, S: WaitStore, T> ChannelState<B, S> {
         now: impl FnOnce() -> u64,
     ) -> SendPoll<T> {
         let Some(value) = slot.value.take() else {
-            panic!("a send polled after it completed");
+            crate::fmt::fail!("a send polled after it completed");
         };
         let Some(key) = slot.key else {
             if self.closed {

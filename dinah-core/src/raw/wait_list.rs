@@ -148,12 +148,20 @@ impl WakeBatch {
     }
 
     /// Wakes every waker taken, in order.
-    pub fn wake(mut self) {
+    pub fn wake(self) {
+        self.wake_was_full();
+    }
+
+    /// Wakes every waker taken, in order, and says whether the batch was
+    /// full (its owner may have more to hand out).
+    pub fn wake_was_full(mut self) -> bool {
+        let full = self.is_full();
         for waker in self.wakers.iter_mut().take(self.len) {
             if let Some(waker) = waker.take() {
                 waker.wake();
             }
         }
+        full
     }
 }
 
@@ -166,6 +174,15 @@ impl WakeBatch {
 #[derive(Debug)]
 pub struct WaitList<S> {
     store: S,
+    line: Line,
+}
+
+/// A line's links and counts. Its logic works on a slice of entries
+/// whatever the store, so it is compiled once for every store (a firmware
+/// with lines of several sizes keeps one copy); only taking a fresh entry
+/// asks the store to grow.
+#[derive(Debug)]
+struct Line {
     head: u32,
     tail: u32,
     free: u32,
@@ -180,57 +197,118 @@ impl<S: WaitStore> WaitList<S> {
     pub const fn new(store: S) -> Self {
         Self {
             store,
-            head: 0,
-            tail: 0,
-            free: 0,
-            used: 0,
-            waiting: 0,
-            peak: 0,
+            line: Line {
+                head: 0,
+                tail: 0,
+                free: 0,
+                used: 0,
+                waiting: 0,
+                peak: 0,
+            },
         }
     }
 
     /// Waiters in line now.
     #[must_use]
     pub fn waiting(&self) -> u32 {
-        self.waiting
+        self.line.waiting
     }
 
     /// The most waiters ever in line at once.
     #[must_use]
     pub fn peak(&self) -> u32 {
-        self.peak
+        self.line.peak
     }
 
     /// When the first in line joined it (it has waited longest).
     #[must_use]
     pub fn oldest_since(&self) -> Option<u64> {
-        self.at(self.head).map(|entry| entry.since)
+        self.line
+            .at(self.store.entries(), self.line.head)
+            .map(|entry| entry.since)
     }
 
     /// How much the first in line asks for.
     #[must_use]
     pub fn head_want(&self) -> Option<u32> {
-        self.at(self.head).map(|entry| entry.want)
-    }
-
-    fn at(&self, link: u32) -> Option<&WaitEntry> {
-        let index = link.checked_sub(1)?;
-        self.store.entries().get(index as usize)
-    }
-
-    fn entry(&mut self, index: u32) -> &mut WaitEntry {
-        match self.store.entries_mut().get_mut(index as usize) {
-            Some(entry) => entry,
-            None => out_of_range(),
-        }
+        self.line
+            .at(self.store.entries(), self.line.head)
+            .map(|entry| entry.want)
     }
 
     /// Joins the end of the line asking for `want`, at time `now`; `None`
     /// when the store is full.
     pub fn push(&mut self, waker: &Waker, want: u32, now: u64) -> Option<WaitKey> {
         let index = self.vacant()?;
+        Some(
+            self.line
+                .push(self.store.entries_mut(), index, waker, want, now),
+        )
+    }
+
+    fn vacant(&mut self) -> Option<u32> {
+        if let Some(index) = self.line.free.checked_sub(1) {
+            self.line.free = entry(self.store.entries_mut(), index).next;
+            return Some(index);
+        }
+        let index = self.line.used;
+        if (index as usize) >= self.store.entries().len() && !self.store.grow() {
+            return None;
+        }
+        self.line.used += 1;
+        Some(index)
+    }
+
+    /// Looks at `key`'s entry: still waiting (its waker replaced by `waker`
+    /// if they differ), or settled, which frees it.
+    pub fn poll(&mut self, key: WaitKey, waker: &Waker) -> Turn {
+        self.line.poll(self.store.entries_mut(), key, waker)
+    }
+
+    /// Gives up `key`'s entry; returns what it had been granted and not yet
+    /// taken, which the owner must hand on.
+    pub fn cancel(&mut self, key: WaitKey) -> u32 {
+        self.line.cancel(self.store.entries_mut(), key)
+    }
+
+    /// Serves (`grant`) or turns away (`!grant`) the first in line: it
+    /// leaves the line, settled, and its waker is returned to be woken.
+    pub fn settle_head(&mut self, grant: bool) -> Option<Waker> {
+        self.line.settle_head(self.store.entries_mut(), grant)
+    }
+
+    /// Turns away everyone in line, up to a batch: their wakers go into
+    /// `batch`. Call again while the batch comes back full.
+    pub fn close_into(&mut self, batch: &mut WakeBatch) {
+        self.line.close_into(self.store.entries_mut(), batch);
+    }
+}
+
+/// Entry `index` of `entries`; an index from the line's own links that is
+/// out of range is a broken invariant.
+fn entry(entries: &mut [WaitEntry], index: u32) -> &mut WaitEntry {
+    match entries.get_mut(index as usize) {
+        Some(entry) => entry,
+        None => out_of_range(),
+    }
+}
+
+impl Line {
+    fn at<'e>(&self, entries: &'e [WaitEntry], link: u32) -> Option<&'e WaitEntry> {
+        let index = link.checked_sub(1)?;
+        entries.get(index as usize)
+    }
+
+    fn push(
+        &mut self,
+        entries: &mut [WaitEntry],
+        index: u32,
+        waker: &Waker,
+        want: u32,
+        now: u64,
+    ) -> WaitKey {
         let tail = self.tail;
-        let entry = self.entry(index);
+        let entry = entry(entries, index);
         entry.waker = Some(waker.clone());
         entry.since = now;
         entry.want = want;
@@ -242,31 +320,18 @@ impl<S: WaitStore> WaitList<S> {
             generation: entry.generation,
         };
         match tail.checked_sub(1) {
-            Some(last) => self.entry(last).next = index + 1,
+            Some(last) => self::entry(entries, last).next = index + 1,
             None => self.head = index + 1,
         }
         self.tail = index + 1;
         self.waiting += 1;
         self.peak = self.peak.max(self.waiting);
-        Some(key)
+        key
     }
 
-    fn vacant(&mut self) -> Option<u32> {
-        if let Some(index) = self.free.checked_sub(1) {
-            self.free = self.entry(index).next;
-            return Some(index);
-        }
-        let index = self.used;
-        if (index as usize) >= self.store.entries().len() && !self.store.grow() {
-            return None;
-        }
-        self.used += 1;
-        Some(index)
-    }
-
-    fn release(&mut self, index: u32) {
+    fn release(&mut self, entries: &mut [WaitEntry], index: u32) {
         let free = self.free;
-        let entry = self.entry(index);
+        let entry = entry(entries, index);
         entry.waker = None;
         entry.stage = Stage::Vacant;
         entry.generation = entry.generation.wrapping_add(1);
@@ -275,35 +340,32 @@ impl<S: WaitStore> WaitList<S> {
         self.free = index + 1;
     }
 
-    fn unlink(&mut self, index: u32) {
+    fn unlink(&mut self, entries: &mut [WaitEntry], index: u32) {
         let (prev, next) = {
-            let entry = self.entry(index);
+            let entry = entry(entries, index);
             (entry.prev, entry.next)
         };
         match prev.checked_sub(1) {
-            Some(before) => self.entry(before).next = next,
+            Some(before) => entry(entries, before).next = next,
             None => self.head = next,
         }
         match next.checked_sub(1) {
-            Some(after) => self.entry(after).prev = prev,
+            Some(after) => entry(entries, after).prev = prev,
             None => self.tail = prev,
         }
         self.waiting -= 1;
     }
 
-    fn checked(&mut self, key: WaitKey) -> &mut WaitEntry {
-        let entry = self.entry(key.index);
-        assert!(
-            entry.generation == key.generation && entry.stage != Stage::Vacant,
-            "a wait key outlived its entry"
-        );
+    fn checked(entries: &mut [WaitEntry], key: WaitKey) -> &mut WaitEntry {
+        let entry = entry(entries, key.index);
+        if entry.generation != key.generation || entry.stage == Stage::Vacant {
+            crate::fmt::fail!("a wait key outlived its entry");
+        }
         entry
     }
 
-    /// Looks at `key`'s entry: still waiting (its waker replaced by `waker`
-    /// if they differ), or settled, which frees it.
-    pub fn poll(&mut self, key: WaitKey, waker: &Waker) -> Turn {
-        let entry = self.checked(key);
+    fn poll(&mut self, entries: &mut [WaitEntry], key: WaitKey, waker: &Waker) -> Turn {
+        let entry = Self::checked(entries, key);
         let turn = match entry.stage {
             Stage::Waiting => {
                 if !entry
@@ -318,41 +380,35 @@ impl<S: WaitStore> WaitList<S> {
             Stage::Granted => Turn::Granted(entry.want),
             Stage::Closed | Stage::Vacant => Turn::Closed,
         };
-        self.release(key.index);
+        self.release(entries, key.index);
         turn
     }
 
-    /// Gives up `key`'s entry; returns what it had been granted and not yet
-    /// taken, which the owner must hand on.
-    pub fn cancel(&mut self, key: WaitKey) -> u32 {
-        let entry = self.checked(key);
+    fn cancel(&mut self, entries: &mut [WaitEntry], key: WaitKey) -> u32 {
+        let entry = Self::checked(entries, key);
         let granted = match entry.stage {
             Stage::Granted => entry.want,
             Stage::Waiting => {
-                self.unlink(key.index);
+                self.unlink(entries, key.index);
                 0
             }
             Stage::Closed | Stage::Vacant => 0,
         };
-        self.release(key.index);
+        self.release(entries, key.index);
         granted
     }
 
-    /// Serves (`grant`) or turns away (`!grant`) the first in line: it
-    /// leaves the line, settled, and its waker is returned to be woken.
-    pub fn settle_head(&mut self, grant: bool) -> Option<Waker> {
+    fn settle_head(&mut self, entries: &mut [WaitEntry], grant: bool) -> Option<Waker> {
         let index = self.head.checked_sub(1)?;
-        self.unlink(index);
-        let entry = self.entry(index);
+        self.unlink(entries, index);
+        let entry = entry(entries, index);
         entry.stage = if grant { Stage::Granted } else { Stage::Closed };
         entry.waker.take()
     }
 
-    /// Turns away everyone in line, up to a batch: their wakers go into
-    /// `batch`. Call again while the batch comes back full.
-    pub fn close_into(&mut self, batch: &mut WakeBatch) {
+    fn close_into(&mut self, entries: &mut [WaitEntry], batch: &mut WakeBatch) {
         while batch.has_room() && self.head != 0 {
-            batch.push(self.settle_head(false));
+            batch.push(self.settle_head(entries, false));
         }
     }
 }

@@ -102,18 +102,24 @@ fn reentered() -> ! {
 
 /// Wakes `batch`, then keeps handing out what `lock`'s state has left to
 /// hand out, a batch at a time.
-pub fn wake<L: Lock + ?Sized>(lock: &L, mut batch: WakeBatch) {
-    if batch.is_empty() {
-        return;
+pub fn wake<L: Lock + ?Sized>(lock: &L, batch: WakeBatch) {
+    if batch.wake_was_full() {
+        wake_rest(&|batch| lock.with(|state| state.settle(batch)));
     }
+}
+
+/// [`wake`]'s rare second part, after a full batch: fills batches with
+/// `settle` and wakes them until one comes back short. Not generic over the
+/// lock (only `settle` is), so a firmware with several kinds of lock keeps
+/// one copy of the loop.
+#[inline(never)]
+fn wake_rest(settle: &dyn Fn(&mut WakeBatch)) {
     loop {
-        let more = batch.is_full();
-        batch.wake();
-        if !more {
+        let mut batch = WakeBatch::new();
+        settle(&mut batch);
+        if !batch.wake_was_full() {
             return;
         }
-        batch = WakeBatch::new();
-        lock.with(|state| state.settle(&mut batch));
     }
 }
 
@@ -293,7 +299,7 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         let Some(semaphore) = this.semaphore.as_deref() else {
-            panic!("an acquire polled after it completed");
+            crate::fmt::fail!("an acquire polled after it completed");
         };
         let taken = match this.key {
             None => {

@@ -120,7 +120,7 @@ impl<const N: usize> TraceRing<N> {
             // Unreachable: no user code runs inside the section, so nothing
             // can re-enter it. A plain message keeps `core::fmt` out of
             // firmware that never formats panics.
-            Err(_) => panic!("TraceRing re-entered inside its own critical section"),
+            Err(_) => crate::fmt::fail!("TraceRing re-entered inside its own critical section"),
         })
     }
 

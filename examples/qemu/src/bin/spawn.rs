@@ -19,7 +19,6 @@
 #![no_std]
 #![no_main]
 
-use core::mem::size_of_val;
 use core::pin::pin;
 use portable_atomic::{AtomicU32, Ordering};
 
@@ -59,6 +58,11 @@ fn SysTick() {
     }
 }
 
+/// The size of the future `slot` holds (or would hold).
+fn stored_size<F>(_: &Option<F>) -> usize {
+    size_of::<F>()
+}
+
 /// One job: logs its worker, does two chunks of work, reports done.
 async fn job(worker: u32, event: u32) {
     info!("worker {=u32} runs the job of event {=u32}", worker, event);
@@ -69,10 +73,13 @@ async fn job(worker: u32, event: u32) {
 
 #[entry]
 fn main() -> ! {
-    let mut peripherals = cortex_m::Peripherals::take().unwrap_or_else(|| panic!("taken once"));
+    let mut peripherals =
+        cortex_m::Peripherals::take().unwrap_or_else(|| defmt::panic!("taken once"));
     info!("target {=str}", TARGET);
 
-    let (events_tx, mut events) = EVENTS_IN.split().unwrap_or_else(|| panic!("split once"));
+    let (events_tx, mut events) = EVENTS_IN
+        .split()
+        .unwrap_or_else(|| defmt::panic!("split once"));
     let mut spawner = pin!(Some(async move {
         // The channel's sender stays alive with the interrupt's use of the
         // channel; four events come this way.
@@ -85,24 +92,25 @@ fn main() -> ! {
             check!(JOBS.try_spawn(event).is_ok(), "the task spawns a job");
         }
     }));
-    let first = JOBS.worker(|event| job(1, event));
-    let second = JOBS.worker(|event| job(2, event));
+    // One closure type for every worker (each `|event| job(n, event)`
+    // written out would be its own type, and its worker's code a copy of
+    // the others'), and each worker built where it stays (a `Result`
+    // unwrapped and moved into place would be copied).
+    let jobs_of = |worker: u32| move |event| job(worker, event);
+    let mut first = pin!(JOBS.worker(jobs_of(1)).ok());
+    let mut second = pin!(JOBS.worker(jobs_of(2)).ok());
+    check!(first.is_some() && second.is_some(), "two workers fit");
     check!(
-        JOBS.worker(|event| job(3, event)).is_err(),
-        "a third worker is refused",
+        JOBS.worker(jobs_of(3)).is_err(),
+        "a third worker is refused"
     );
-    let (Ok(first), Ok(second)) = (first, second) else {
-        panic!("two workers fit");
-    };
     info!(
         "each worker's storage: {=usize} bytes, reused for every job",
-        size_of_val(&first)
+        stored_size(&first)
     );
-    let mut first = pin!(Some(first));
-    let mut second = pin!(Some(second));
 
     let mut executor: AsyncExecutor<'_, SLOTS> =
-        AsyncExecutor::new(&QUEUE).unwrap_or_else(|_| panic!("first executor"));
+        AsyncExecutor::new(&QUEUE).unwrap_or_else(|_| defmt::panic!("first executor"));
     check!(
         executor.try_spawn_named("worker 1", first.as_mut()).is_ok()
             && executor

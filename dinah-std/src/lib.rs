@@ -54,6 +54,7 @@ pub use telemetry::TelemetryConfig;
 #[doc(hidden)]
 pub mod loom_support {
     //! The parallel dispatch protocol, exposed only to loom model tests.
+    pub use crate::io::ModelSource;
     pub use crate::io::driver::{Blocker, Driver};
     pub use crate::queue::dispatch::{Dispatch, Outcome, work};
 }

@@ -32,6 +32,7 @@
 
 pub(crate) mod driver;
 mod reactor;
+mod scheduled;
 
 use std::cell::Cell;
 use std::fmt;
@@ -42,6 +43,9 @@ use dinah_core::telemetry::Log2Histogram;
 
 pub(crate) use driver::Driver;
 pub(crate) use reactor::{Reactor, Registration};
+#[cfg(loom)]
+pub use scheduled::ModelSource;
+pub(crate) use scheduled::WaitKey;
 
 /// How many ticks with work pass between looks at the reactor that do not
 /// wait (when nothing is ready the executor waits in it anyway).

@@ -1,10 +1,11 @@
 //! [`Reactor`]: readiness from the operating system (through `mio`) turned
 //! into wakes.
 //!
-//! Each registered source has a [`ScheduledIo`]: its readiness, the tasks
-//! waiting to read and to write, and a stamp of when readiness came. A
-//! source is registered once, for both directions, edge-triggered; it is
-//! never re-armed, so the steady state makes no `epoll_ctl` call.
+//! Each registered source has a [`ScheduledIo`]: its readiness, every
+//! task waiting to read and to write, and a stamp of when readiness came
+//! (its wait protocol is numbered in `scheduled.rs`). A source is
+//! registered once, for both directions, edge-triggered; it is never
+//! re-armed, so the steady state makes no `epoll_ctl` call.
 //!
 //! # Invariants
 //!
@@ -12,16 +13,12 @@
 //!    bumps its generation, so an event still in flight for a dropped
 //!    source (or one for a slot reused since) matches no live
 //!    registration: it is counted as stale and dropped.
-//! 2. A readiness word is its flags and a count of the events that set
-//!    them. An operation clears the flags it found wanting (`WouldBlock`)
-//!    only if the count is still the one it read: readiness that came in
-//!    between is never lost.
-//! 3. A task's waker is stored before it looks at the readiness a last
-//!    time, and an event sets readiness before it takes the wakers; so
-//!    either the task sees the readiness or the event sees the waker.
-//! 4. Wakers are woken after every lock is let go (but the poll's own,
+//! 2. The readiness and waiters of a source follow `ScheduledIo`'s wait
+//!    protocol: no readiness is lost to a `WouldBlock`, and an event wakes
+//!    every task waiting in the directions it readies.
+//! 3. Wakers are woken after every lock is let go (but the poll's own,
 //!    which no waker takes).
-//! 5. The reactor's waker is the executor's: a monitor on another thread
+//! 4. The reactor's waker is the executor's: a monitor on another thread
 //!    that looks at the reactor (without waiting) and takes its wake
 //!    sends it again, so a wait the executor enters next still returns.
 #![forbid(unsafe_code)]
@@ -35,64 +32,24 @@ use std::time::{Duration, Instant};
 use dinah_core::telemetry::Log2Histogram;
 
 use super::driver::Blocker;
+use super::scheduled::{
+    ERROR, READ_CLOSED, READABLE, ScheduledIo, UNSTAMPED, WRITABLE, WRITE_CLOSED, WaitKey,
+};
 use super::{Interest, IoFigures};
 use crate::primitives::lock_std;
 
 const WAKE_TOKEN: mio::Token = mio::Token(usize::MAX);
 const EVENTS: usize = 256;
 
-const READABLE: u64 = 1;
-const WRITABLE: u64 = 1 << 1;
-const READ_CLOSED: u64 = 1 << 2;
-const WRITE_CLOSED: u64 = 1 << 3;
-const ERROR: u64 = 1 << 4;
-const FLAGS: u64 = 0xff;
-const TICK: u64 = 1 << 8;
-
-/// The flags that make an operation in `interest` worth trying.
-const fn wanted(interest: Interest) -> u64 {
-    match interest {
-        Interest::Read => READABLE | READ_CLOSED | ERROR,
-        Interest::Write => WRITABLE | WRITE_CLOSED | ERROR,
-    }
-}
-
-/// No readiness stamp waiting to be measured.
-const UNSTAMPED: u64 = u64::MAX;
-
-/// One registered source's readiness and waiters.
-pub(crate) struct ScheduledIo {
-    /// Flags (low byte) and an event count (invariant 2). A new source is
-    /// taken as ready both ways: the first operation tries, and a
-    /// `WouldBlock` clears the flag.
-    readiness: AtomicU64,
-    waiters: Mutex<Waiters>,
-    /// When (µs on the reactor's clock) readiness last came that no
-    /// operation has used yet.
-    ready_at: AtomicU64,
-    /// What the source is, for the diagnosis.
-    pub(crate) label: Arc<str>,
-}
-
-#[derive(Default)]
-struct Waiters {
-    read: Option<Waker>,
-    write: Option<Waker>,
-}
-
-impl Waiters {
-    fn slot(&mut self, interest: Interest) -> &mut Option<Waker> {
-        match interest {
-            Interest::Read => &mut self.read,
-            Interest::Write => &mut self.write,
-        }
-    }
-}
+/// A live registration: its readiness and waiters, and what it is (for
+/// the diagnosis).
+type Live = (Arc<ScheduledIo>, Arc<str>);
 
 /// The slab of registrations.
 #[derive(Default)]
 struct Slots {
-    slots: Vec<(u32, Option<Arc<ScheduledIo>>)>,
+    /// Each slot's generation, and its live source.
+    slots: Vec<(u32, Option<Live>)>,
     free: Vec<u32>,
 }
 
@@ -159,12 +116,7 @@ impl Reactor {
         source: &mut impl mio::event::Source,
         label: Arc<str>,
     ) -> io::Result<(mio::Token, Arc<ScheduledIo>)> {
-        let io = Arc::new(ScheduledIo {
-            readiness: AtomicU64::new(READABLE | WRITABLE),
-            waiters: Mutex::new(Waiters::default()),
-            ready_at: AtomicU64::new(UNSTAMPED),
-            label,
-        });
+        let io = Arc::new(ScheduledIo::new());
         let token = {
             let mut slots = lock_std(&self.slots);
             let index = match slots.free.pop() {
@@ -181,7 +133,7 @@ impl Reactor {
                 }
             };
             let entry = &mut slots.slots[index as usize];
-            entry.1 = Some(Arc::clone(&io));
+            entry.1 = Some((Arc::clone(&io), label));
             token(index, entry.0)
         };
         if let Err(error) = self.registry.register(
@@ -269,7 +221,7 @@ impl Reactor {
             for event in events.iter() {
                 let token = event.token();
                 if token == WAKE_TOKEN {
-                    // A wake meant for the executor's wait (invariant 5):
+                    // A wake meant for the executor's wait (invariant 4):
                     // a monitor that took it sends it on, or the executor,
                     // about to wait, would miss it.
                     if !for_monitor {
@@ -282,7 +234,7 @@ impl Reactor {
                 add(&self.counts.events, 1);
                 let (index, generation) = split(token);
                 let io = match slots.slots.get(index as usize) {
-                    Some((live, Some(io))) if *live == generation => io,
+                    Some((live, Some((io, _)))) if *live == generation => io,
                     _ => {
                         add(&self.counts.stale, 1);
                         continue;
@@ -319,7 +271,7 @@ impl Reactor {
         let (index, generation) = split(token);
         let slots = lock_std(&self.slots);
         match slots.slots.get(index as usize) {
-            Some((live, Some(io))) if *live == generation => Some(Arc::clone(&io.label)),
+            Some((live, Some((_, label)))) if *live == generation => Some(Arc::clone(label)),
             _ => None,
         }
     }
@@ -364,73 +316,6 @@ impl Blocker for Reactor {
     }
 }
 
-impl ScheduledIo {
-    /// An event's flags (invariants 2 and 3): set, counted, and the wakers
-    /// they concern taken into `woken`.
-    fn set_ready(&self, flags: u64, now: u64, woken: &mut Vec<Waker>) {
-        let mut word = self.readiness.load(Ordering::Acquire);
-        loop {
-            let next = ((word & !FLAGS).wrapping_add(TICK)) | (word & FLAGS) | flags;
-            match self.readiness.compare_exchange_weak(
-                word,
-                next,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => break,
-                Err(seen) => word = seen,
-            }
-        }
-        self.ready_at.store(now, Ordering::Relaxed);
-        let mut waiters = lock_std(&self.waiters);
-        for interest in [Interest::Read, Interest::Write] {
-            if flags & wanted(interest) != 0
-                && let Some(waker) = waiters.slot(interest).take()
-            {
-                woken.push(waker);
-            }
-        }
-    }
-
-    /// The readiness word if it says `interest` may go ahead; otherwise
-    /// stores `cx`'s waker (invariant 3) and returns `Pending`.
-    fn poll_ready(&self, interest: Interest, cx: &mut Context<'_>) -> Poll<u64> {
-        let word = self.readiness.load(Ordering::Acquire);
-        if word & wanted(interest) != 0 {
-            return Poll::Ready(word);
-        }
-        {
-            let mut waiters = lock_std(&self.waiters);
-            let slot = waiters.slot(interest);
-            match slot {
-                Some(waker) if waker.will_wake(cx.waker()) => {}
-                _ => *slot = Some(cx.waker().clone()),
-            }
-        }
-        let word = self.readiness.load(Ordering::Acquire);
-        if word & wanted(interest) != 0 {
-            Poll::Ready(word)
-        } else {
-            Poll::Pending
-        }
-    }
-
-    /// Clears `interest`'s readiness flags, if no event came since `seen`
-    /// was read (invariant 2). Closed and error flags stay: they are final.
-    fn clear(&self, seen: u64, interest: Interest) {
-        let clear = match interest {
-            Interest::Read => READABLE,
-            Interest::Write => WRITABLE,
-        };
-        let _ = self.readiness.compare_exchange(
-            seen,
-            seen & !clear,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        );
-    }
-}
-
 /// A registered source's end of the reactor: the operations' loop.
 pub(crate) struct Registration {
     pub(crate) reactor: Arc<Reactor>,
@@ -440,15 +325,17 @@ pub(crate) struct Registration {
 
 impl Registration {
     /// Runs `op` when `interest` is ready, as often as it reports
-    /// `WouldBlock` and readiness comes again.
+    /// `WouldBlock` and readiness comes again; while it waits, `cx`'s
+    /// waker is `key`'s waiter (see `ScheduledIo`'s invariant 4).
     pub(crate) fn poll_io<R>(
         &self,
         cx: &mut Context<'_>,
         interest: Interest,
+        key: &mut WaitKey,
         mut op: impl FnMut() -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
         loop {
-            let Poll::Ready(seen) = self.io.poll_ready(interest, cx) else {
+            let Poll::Ready(seen) = self.io.poll_ready(interest, key, cx) else {
                 super::note_wait(self.token, interest);
                 return Poll::Pending;
             };
@@ -525,15 +412,8 @@ mod tests {
         let figures = reactor.figures();
         assert!(figures.stale_events >= 1, "{figures:?}");
         assert_eq!(figures.events - figures.stale_events, 1, "{figures:?}");
-        assert_eq!(
-            old_io.readiness.load(Ordering::Relaxed) >> 8,
-            0,
-            "untouched"
-        );
-        assert!(
-            new_io.readiness.load(Ordering::Relaxed) >> 8 > 0,
-            "its own event"
-        );
+        assert_eq!(old_io.events(), 0, "untouched");
+        assert!(new_io.events() > 0, "its own event");
         reactor.deregister(&mut new, new_token);
         reactor.registry.deregister(&mut old).unwrap();
     }
@@ -549,23 +429,5 @@ mod tests {
         // out its limit and see nothing).
         reactor.turn(Some(Duration::from_secs(30)));
         assert_eq!(reactor.counts.wakes_seen.load(Ordering::Relaxed), 1);
-    }
-
-    #[test]
-    fn readiness_that_comes_during_an_operation_is_not_cleared_by_its_would_block() {
-        let reactor = Reactor::new(true).unwrap();
-        let mut socket = listener();
-        let (token, io) = reactor.register(&mut socket, "socket".into()).unwrap();
-        let seen = io.readiness.load(Ordering::Acquire);
-        // An event lands between the read of the word and the clear.
-        io.set_ready(READABLE, 0, &mut Vec::new());
-        io.clear(seen, Interest::Read);
-        assert_ne!(io.readiness.load(Ordering::Acquire) & READABLE, 0);
-        // With no event in between, the clear holds.
-        let seen = io.readiness.load(Ordering::Acquire);
-        io.clear(seen, Interest::Read);
-        assert_eq!(io.readiness.load(Ordering::Acquire) & READABLE, 0);
-        reactor.deregister(&mut socket, token);
-        assert_eq!(reactor.figures().live, 0);
     }
 }

@@ -58,7 +58,7 @@ use std::io;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use crate::io::{Interest, Reactor, Registration};
+use crate::io::{Interest, Reactor, Registration, WaitKey};
 
 /// A `mio` source registered with a reactor; deregistered when dropped.
 struct Registered<S: mio::event::Source> {
@@ -81,18 +81,59 @@ impl<S: mio::event::Source> Registered<S> {
         })
     }
 
-    /// Runs `op` once `interest` is ready (see [`Registration::poll_io`]).
+    /// Runs `op` once `interest` is ready (see [`Registration::poll_io`]),
+    /// for a `poll_*` call: its waker stays among the waiters until the
+    /// next readiness in that direction.
     fn poll_io<R>(
         &self,
         cx: &mut Context<'_>,
         interest: Interest,
         mut op: impl FnMut(&S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
-        self.registration.poll_io(cx, interest, || op(&self.source))
+        let mut key = WaitKey::ANONYMOUS;
+        self.registration
+            .poll_io(cx, interest, &mut key, || op(&self.source))
+    }
+
+    /// An `async` operation's wait in `interest`: dropped before the
+    /// operation completes, it takes its waker back out.
+    fn wait(&self, interest: Interest) -> Waiting<'_, S> {
+        Waiting {
+            on: self,
+            interest,
+            key: WaitKey::FRESH,
+        }
     }
 
     fn reactor(&self) -> &Arc<Reactor> {
         &self.registration.reactor
+    }
+}
+
+/// One `async` operation's place among a source's waiters.
+struct Waiting<'a, S: mio::event::Source> {
+    on: &'a Registered<S>,
+    interest: Interest,
+    key: WaitKey,
+}
+
+impl<S: mio::event::Source> Waiting<'_, S> {
+    /// Runs `op` once the direction is ready, waiting under this key.
+    fn poll<R>(
+        &mut self,
+        cx: &mut Context<'_>,
+        mut op: impl FnMut(&S) -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        let source = &self.on.source;
+        self.on
+            .registration
+            .poll_io(cx, self.interest, &mut self.key, || op(source))
+    }
+}
+
+impl<S: mio::event::Source> Drop for Waiting<'_, S> {
+    fn drop(&mut self) {
+        self.on.registration.io.forget(self.interest, self.key);
     }
 }
 

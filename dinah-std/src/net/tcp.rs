@@ -12,11 +12,13 @@ use crate::io::Interest;
 
 /// A TCP socket listening for connections, on the executor's reactor.
 ///
-/// Guarantees: [`accept`](Self::accept) waits without blocking the thread
-/// and wakes its task when a connection is ready; each accepted stream is
-/// registered with this listener's reactor. Not promised: an order among
-/// tasks accepting on one listener at once (one of them is woken per
-/// readiness; the others wait for the next).
+/// Guarantees: [`accept`](Self::accept) waits without blocking the thread;
+/// any number of tasks may accept on one listener at once, and every one
+/// of them is woken when a connection is ready: one takes it, the others
+/// find the backlog empty and wait again, so no connection waits in the
+/// backlog while a task waits to accept. Each accepted stream is
+/// registered with this listener's reactor. Not promised: which of the
+/// waiting tasks gets a connection (no order among them).
 pub struct TcpListener {
     inner: Registered<mio::net::TcpListener>,
 }
@@ -66,27 +68,32 @@ impl TcpListener {
     ///
     /// The OS's (for example too many open files).
     pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
-        poll_fn(|cx| self.poll_accept(cx)).await
+        let mut wait = self.inner.wait(Interest::Read);
+        let accepted = poll_fn(|cx| wait.poll(cx, mio::net::TcpListener::accept)).await;
+        self.register_accepted(accepted)
     }
 
     /// [`accept`](Self::accept) as a poll: `Pending` (with `cx`'s waker
-    /// kept) until a connection is ready.
+    /// kept among the listener's waiters until the next connection comes,
+    /// even if the caller stops polling) until a connection is ready.
     ///
     /// # Errors
     ///
     /// As [`accept`](Self::accept).
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
-        let (stream, peer) =
-            match self
-                .inner
-                .poll_io(cx, Interest::Read, mio::net::TcpListener::accept)
-            {
-                Poll::Ready(Ok(accepted)) => accepted,
-                Poll::Ready(Err(error)) => return Poll::Ready(Err(error)),
-                Poll::Pending => return Poll::Pending,
-            };
+        self.inner
+            .poll_io(cx, Interest::Read, mio::net::TcpListener::accept)
+            .map(|accepted| self.register_accepted(accepted))
+    }
+
+    /// Registers an accepted stream with this listener's reactor.
+    fn register_accepted(
+        &self,
+        accepted: io::Result<(mio::net::TcpStream, SocketAddr)>,
+    ) -> io::Result<(TcpStream, SocketAddr)> {
+        let (stream, peer) = accepted?;
         let reactor = std::sync::Arc::clone(self.inner.reactor());
-        Poll::Ready(TcpStream::register(reactor, stream).map(|stream| (stream, peer)))
+        TcpStream::register(reactor, stream).map(|stream| (stream, peer))
     }
 }
 
@@ -98,14 +105,17 @@ impl fmt::Debug for TcpListener {
 
 /// A TCP connection on the executor's reactor.
 ///
-/// Reads and writes take `&self`: one task may read while another writes
-/// (each direction keeps its own waiting task; two tasks reading at once
-/// is allowed, but only the last to wait is woken). Dropping it closes the
+/// Reads and writes take `&self`: one task may read while another writes,
+/// and several tasks may read (or write) at once. Dropping it closes the
 /// connection and deregisters it.
 ///
-/// Guarantees: an operation that returns `Pending` is woken when its
-/// direction becomes ready (or the connection closes or fails); readiness
-/// that comes while an operation runs is never lost. Not promised: that a
+/// Guarantees: every operation that returns `Pending` is woken when its
+/// direction becomes ready (or the connection closes or fails), however
+/// many tasks wait that way: each retries, and those that find nothing
+/// wait again; readiness that comes while an operation runs is never
+/// lost. An `async` operation dropped while it waits takes its waker
+/// back; a `poll_*` call's waker stays until the next readiness in its
+/// direction. Not promised: that a
 /// `read` fills the buffer (it returns what is there, at least one byte,
 /// or 0 at the end).
 pub struct TcpStream {
@@ -134,8 +144,9 @@ impl TcpStream {
         let stream = Self::register(crate::io::current_reactor()?, stream)?;
         // Connected when writable, and then the error (if any) is the
         // connection's.
+        let mut wait = stream.inner.wait(Interest::Write);
         poll_fn(|cx| {
-            stream.inner.poll_io(cx, Interest::Write, |socket| {
+            wait.poll(cx, |socket| {
                 if let Some(error) = socket.take_error()? {
                     return Err(error);
                 }
@@ -149,6 +160,7 @@ impl TcpStream {
             })
         })
         .await?;
+        drop(wait);
         Ok(stream)
     }
 
@@ -176,7 +188,8 @@ impl TcpStream {
     ///
     /// The OS's (for example `ConnectionReset`).
     pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.poll_read(cx, buf)).await
+        let mut wait = self.inner.wait(Interest::Read);
+        poll_fn(|cx| wait.poll(cx, |mut socket| socket.read(buf))).await
     }
 
     /// Writes some of `buf`: how much was taken.
@@ -187,7 +200,8 @@ impl TcpStream {
     ///
     /// The OS's (for example `BrokenPipe`).
     pub async fn write(&self, buf: &[u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.poll_write(cx, buf)).await
+        let mut wait = self.inner.wait(Interest::Write);
+        poll_fn(|cx| wait.poll(cx, |mut socket| socket.write(buf))).await
     }
 
     /// Writes all of `buf`.

@@ -12,8 +12,11 @@ use crate::io::Interest;
 
 /// A UDP socket on the executor's reactor.
 ///
-/// Guarantees: a send or receive that returns `Pending` is woken when the
-/// socket becomes ready that way; each datagram is received whole (a
+/// Guarantees: every send or receive that returns `Pending` is woken when
+/// the socket becomes ready that way, however many tasks wait that way at
+/// once (each retries; those that find nothing wait again); an `async`
+/// operation dropped while it waits takes its waker back, a `poll_*`
+/// call's stays until the next readiness in its direction. Each datagram is received whole (a
 /// buffer too small for it gets its first bytes, the rest is dropped, as
 /// the OS does). Not promised: delivery or order of datagrams (UDP's).
 pub struct UdpSocket {
@@ -71,7 +74,8 @@ impl UdpSocket {
     ///
     /// The OS's (for example a datagram too large).
     pub async fn send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
-        poll_fn(|cx| self.poll_send_to(cx, buf, target)).await
+        let mut wait = self.inner.wait(Interest::Write);
+        poll_fn(|cx| wait.poll(cx, |socket| socket.send_to(buf, target))).await
     }
 
     /// Receives one datagram into `buf`: its length (cut to `buf`'s) and
@@ -83,7 +87,8 @@ impl UdpSocket {
     ///
     /// The OS's.
     pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        poll_fn(|cx| self.poll_recv_from(cx, buf)).await
+        let mut wait = self.inner.wait(Interest::Read);
+        poll_fn(|cx| wait.poll(cx, |socket| socket.recv_from(buf))).await
     }
 
     /// Sends `buf` to the [connected](Self::connect) peer.
@@ -92,11 +97,8 @@ impl UdpSocket {
     ///
     /// The OS's; `NotConnected` without a peer.
     pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        poll_fn(|cx| {
-            self.inner
-                .poll_io(cx, Interest::Write, |socket| socket.send(buf))
-        })
-        .await
+        let mut wait = self.inner.wait(Interest::Write);
+        poll_fn(|cx| wait.poll(cx, |socket| socket.send(buf))).await
     }
 
     /// Receives one datagram from the [connected](Self::connect) peer.
@@ -105,11 +107,8 @@ impl UdpSocket {
     ///
     /// The OS's.
     pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| {
-            self.inner
-                .poll_io(cx, Interest::Read, |socket| socket.recv(buf))
-        })
-        .await
+        let mut wait = self.inner.wait(Interest::Read);
+        poll_fn(|cx| wait.poll(cx, |socket| socket.recv(buf))).await
     }
 
     /// [`send_to`](Self::send_to) as a poll.

@@ -88,7 +88,7 @@ fn futures_unordered_yields_handles_as_they_finish() {
                 .unwrap(),
         );
     }
-    gate.add_permits(3);
+    gate.add_permits(3).unwrap();
     let order: Vec<u64> = executor.block_on(async {
         let mut order = Vec::new();
         while let Some(done) = handles.next().await {

@@ -1111,7 +1111,7 @@ fn waits_in_a_channel_or_semaphore_line_are_backpressure_by_name() {
     // Loaded and healthy: producers wait in line every round, briefly.
     for round in 0..30 {
         clock.advance(50 * MS);
-        credits.add_permits(3);
+        credits.add_permits(3).unwrap();
         executor.tick(usize::MAX);
         executor.tick(usize::MAX);
         assert_eq!(monitor.diagnose(&thresholds()), [], "round {round}");

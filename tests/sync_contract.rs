@@ -14,7 +14,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 
 use dinah::sync::{
-    Channel, ChannelFigures, Refusal, SendError, SharedSemaphore, TryRecvError, mpsc,
+    Channel, ChannelFigures, PermitOverflow, Refusal, SendError, SharedSemaphore, TryRecvError,
+    mpsc,
 };
 
 mod support;
@@ -303,6 +304,8 @@ trait Permits {
     fn available(sem: &Self::Sem) -> u32;
     fn close(sem: &Self::Sem);
     fn waiting(sem: &Self::Sem) -> u32;
+    fn add(sem: &Self::Sem, n: u32) -> Result<(), PermitOverflow>;
+    fn forget(permit: Self::Permit<'_>);
 }
 
 struct CoreSem;
@@ -328,6 +331,12 @@ impl Permits for CoreSem {
     fn waiting(sem: &Self::Sem) -> u32 {
         sem.figures().waiting
     }
+    fn add(sem: &Self::Sem, n: u32) -> Result<(), PermitOverflow> {
+        sem.add_permits(n)
+    }
+    fn forget(permit: Self::Permit<'_>) {
+        permit.forget();
+    }
 }
 
 struct HostedSem;
@@ -352,6 +361,12 @@ impl Permits for HostedSem {
     }
     fn waiting(sem: &Self::Sem) -> u32 {
         sem.figures().waiting
+    }
+    fn add(sem: &Self::Sem, n: u32) -> Result<(), PermitOverflow> {
+        sem.add_permits(n)
+    }
+    fn forget(permit: Self::Permit<'_>) {
+        permit.forget();
     }
 }
 
@@ -409,11 +424,33 @@ fn closing_refuses_waiters_and_later_acquires<P: Permits>() {
     );
 }
 
+fn permits_past_u32_max_are_refused_whole_and_none_is_lost<P: Permits>() {
+    let sem = P::make(u32::MAX - 3);
+    // Three more fit; four do not, and none of the four is added.
+    assert_eq!(P::add(&sem, 4), Err(PermitOverflow { room: 3 }));
+    assert_eq!(P::available(&sem), u32::MAX - 3);
+    // Permits held count: with ten held, ten fewer can be added.
+    let held = P::try_acquire(&sem, 10).unwrap();
+    assert_eq!(P::add(&sem, 4), Err(PermitOverflow { room: 3 }));
+    P::add(&sem, 3).unwrap();
+    assert_eq!(P::add(&sem, 1), Err(PermitOverflow { room: 0 }));
+    // So a permit given back always fits: every one is there.
+    drop(held);
+    assert_eq!(P::available(&sem), u32::MAX);
+    // A forgotten permit leaves room for one more.
+    let gone = P::try_acquire(&sem, 2).unwrap();
+    P::forget(gone);
+    assert_eq!(P::add(&sem, 3), Err(PermitOverflow { room: 2 }));
+    P::add(&sem, 2).unwrap();
+    assert_eq!(P::available(&sem), u32::MAX);
+}
+
 mod semaphores {
     use super::*;
     support::contract!(
         [core: CoreSem, hosted: HostedSem],
         [
+            permits_past_u32_max_are_refused_whole_and_none_is_lost,
             a_large_request_is_not_passed_by_later_small_ones,
             a_granted_acquire_dropped_hands_its_permits_on,
             closing_refuses_waiters_and_later_acquires,

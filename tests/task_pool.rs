@@ -59,7 +59,7 @@ fn jobs_from_tasks_and_interrupts_run_in_reused_workers_in_order() {
     );
     assert_eq!((pool.figures().running, pool.figures().queued), (2, 2));
     for _ in 0..4 {
-        gate.add_permits(1);
+        gate.add_permits(1).unwrap();
         while executor.tick(8).polled > 0 {}
     }
     assert_eq!(

@@ -68,7 +68,7 @@ impl Format for TaskId {
 
 impl Format for TaskIdError {
     fn format(&self, f: Formatter<'_>) {
-        write!(f, "task ID must be non-zero");
+        write!(f, "task ID must be non-zero and below 2^63");
     }
 }
 

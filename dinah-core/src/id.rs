@@ -36,6 +36,34 @@ macro_rules! typed_id {
     ) => {
         typed_id!(@type $(#[$type_doc])* $name, $(#[$error_doc])* $error, $domain);
 
+        impl $name {
+            /// The smallest valid identifier, `1`.
+            pub const MIN: Self = Self(NonZeroU64::MIN);
+            /// The largest valid identifier, `u64::MAX`.
+            pub const MAX: Self = Self(NonZeroU64::MAX);
+
+            #[doc = concat!("Wraps `value` as a ", $domain, " identifier.")]
+            ///
+            /// This validates the number only: it allocates nothing, registers
+            /// nothing and does not check uniqueness.
+            ///
+            /// # Errors
+            ///
+            #[doc = concat!("Returns [`", stringify!($error), "`] when `value` is zero.")]
+            pub const fn new(value: u64) -> Result<Self, $error> {
+                match NonZeroU64::new(value) {
+                    Some(value) => Ok(Self(value)),
+                    None => Err($error),
+                }
+            }
+        }
+
+        impl fmt::Display for $error {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(concat!($domain, " ID must be non-zero"))
+            }
+        }
+
         impl fmt::Debug for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.debug_tuple(stringify!($name)).field(&self.0).finish()
@@ -62,26 +90,6 @@ macro_rules! typed_id {
         pub struct $name(NonZeroU64);
 
         impl $name {
-            /// The smallest valid identifier, `1`.
-            pub const MIN: Self = Self(NonZeroU64::MIN);
-            /// The largest valid identifier, `u64::MAX`.
-            pub const MAX: Self = Self(NonZeroU64::MAX);
-
-            #[doc = concat!("Wraps `value` as a ", $domain, " identifier.")]
-            ///
-            /// This validates the number only: it allocates nothing, registers
-            /// nothing and does not check uniqueness.
-            ///
-            /// # Errors
-            ///
-            #[doc = concat!("Returns [`", stringify!($error), "`] when `value` is zero.")]
-            pub const fn new(value: u64) -> Result<Self, $error> {
-                match NonZeroU64::new(value) {
-                    Some(value) => Ok(Self(value)),
-                    None => Err($error),
-                }
-            }
-
             /// Returns the numeric value, which is never zero.
             #[must_use]
             pub const fn get(self) -> u64 {
@@ -110,6 +118,8 @@ macro_rules! typed_id {
         }
 
         impl From<NonZeroU64> for $name {
+            /// The identifier whose [`get`](Self::get) is `value`: the
+            /// inverse of the conversion into `NonZeroU64`.
             fn from(value: NonZeroU64) -> Self {
                 Self(value)
             }
@@ -118,12 +128,6 @@ macro_rules! typed_id {
         $(#[$error_doc])*
         #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
         pub struct $error;
-
-        impl fmt::Display for $error {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(concat!($domain, " ID must be non-zero"))
-            }
-        }
 
         impl core::error::Error for $error {}
     };
@@ -159,11 +163,22 @@ typed_id! {
     /// [`slot`](Self::slot) and [`generation`](Self::generation) read them
     /// back. [`get`](Self::get) is always the raw number.
     ///
-    /// A slot's generations have 40 bits: its ids repeat only after
-    /// 2<sup>40</sup> tasks in that one slot, 34 years at one task a
-    /// millisecond.
+    /// The two kinds never meet: [`new`](Self::new) takes plain numbers
+    /// only, from 1 to 2<sup>63</sup> − 1 ([`MAX`](Self::MAX)), and refuses
+    /// the upper half, which names slots. So an id a user makes with `new`
+    /// always prints as its number and has no [`slot`](Self::slot), and
+    /// `Display`, `Ord` and `Hash` all follow [`get`](Self::get) for every
+    /// id. An id read back from its raw number (a trace, a log) goes
+    /// through [`from_raw`](Self::from_raw) or `From<NonZeroU64>`, which
+    /// take any non-zero number and give back the id that had it.
+    ///
+    /// A slot's generations have 47 bits: its ids repeat only after
+    /// 2<sup>47</sup> tasks in that one slot, over 4,000 years at one task
+    /// a millisecond.
     TaskId,
-    /// [`TaskId::new`] was given zero, the reserved invalid value.
+    /// [`TaskId::new`] was given zero, the reserved invalid value, or a
+    /// number of 2<sup>63</sup> or more, which names a core executor's slot
+    /// (see [`TaskId::from_raw`] to read such an id back).
     TaskIdError,
     "task"
 }
@@ -176,19 +191,64 @@ const GENERATION_BITS: u32 = 47;
 const GENERATION_MASK: u64 = (1 << GENERATION_BITS) - 1;
 
 impl TaskId {
+    /// The smallest plain identifier, `1`.
+    pub const MIN: Self = Self(NonZeroU64::MIN);
+    /// The largest plain identifier [`new`](Self::new) accepts,
+    /// 2<sup>63</sup> − 1 (the numbers above it name core executor slots).
+    pub const MAX: Self = match NonZeroU64::new(SLOT_TAG - 1) {
+        Some(max) => Self(max),
+        None => Self(NonZeroU64::MIN),
+    };
+
+    /// Wraps `value` as a plain task identifier (the kind the hosted
+    /// executors and pools hand out; it prints as its number).
+    ///
+    /// This validates the number only: it allocates nothing, registers
+    /// nothing and does not check uniqueness.
+    ///
+    /// # Errors
+    ///
+    /// Returns [`TaskIdError`] when `value` is zero or at least
+    /// 2<sup>63</sup> (those name core executor slots).
+    pub const fn new(value: u64) -> Result<Self, TaskIdError> {
+        if value & SLOT_TAG != 0 {
+            return Err(TaskIdError);
+        }
+        match NonZeroU64::new(value) {
+            Some(value) => Ok(Self(value)),
+            None => Err(TaskIdError),
+        }
+    }
+
+    /// The id whose [`get`](Self::get) is `value`, of either kind: the
+    /// inverse of `get`, for ids read back from a trace or a log. A value
+    /// of 2<sup>63</sup> or more is a core executor's id and prints as its
+    /// slot and generation.
+    ///
+    /// # Errors
+    ///
+    /// Returns [`TaskIdError`] when `value` is zero.
+    pub const fn from_raw(value: u64) -> Result<Self, TaskIdError> {
+        match NonZeroU64::new(value) {
+            Some(value) => Ok(Self(value)),
+            None => Err(TaskIdError),
+        }
+    }
+
     /// The id of the task of generation `generation` (its low 47 bits) in
     /// slot `slot` of a core executor.
     pub(crate) const fn from_slot(slot: u16, generation: u64) -> Self {
         let raw = SLOT_TAG | ((generation & GENERATION_MASK) << 16) | slot as u64;
         match NonZeroU64::new(raw) {
             Some(raw) => Self(raw),
-            None => Self::MAX,
+            None => Self(NonZeroU64::MAX),
         }
     }
 
     /// The slot of the core executor this id names a task of, or `None` for
     /// an id that was not made by a core executor (a hosted executor's or a
-    /// pool's, or one made with [`new`](Self::new)).
+    /// pool's, or one made with [`new`](Self::new), which refuses the
+    /// numbers that name slots).
     #[must_use]
     pub const fn slot(self) -> Option<u16> {
         if self.0.get() & SLOT_TAG == 0 {
@@ -221,6 +281,14 @@ impl fmt::Debug for TaskId {
             }
             _ => f.debug_tuple("TaskId").field(&self.0).finish(),
         }
+    }
+}
+
+impl fmt::Display for TaskIdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(
+            "task ID must be non-zero and below 2^63 (the numbers above name core executor slots)",
+        )
     }
 }
 
@@ -272,11 +340,15 @@ mod tests {
     fn boundary_values_round_trip() {
         for value in [1, 2, u64::MAX - 1, u64::MAX] {
             assert_eq!(CoreId::new(value).unwrap().get(), value);
-            assert_eq!(TaskId::new(value).unwrap().get(), value);
+            assert_eq!(TaskId::from_raw(value).unwrap().get(), value);
             assert_eq!(WorkerId::new(value).unwrap().get(), value);
+        }
+        for value in [1, 2, (1 << 63) - 2, (1 << 63) - 1] {
+            assert_eq!(TaskId::new(value).unwrap().get(), value);
             assert_eq!(u64::from(TaskId::try_from(value).unwrap()), value);
         }
         assert_eq!(TaskId::MIN.get(), 1);
+        assert_eq!(TaskId::MAX.get(), (1 << 63) - 1);
         assert_eq!(WorkerId::MAX.get(), u64::MAX);
     }
 
@@ -291,7 +363,10 @@ mod tests {
         assert_eq!(TaskId::new(42).unwrap().to_string(), "42");
         assert_eq!(format!("{:>4}", WorkerId::new(7).unwrap()), "   7");
         assert_eq!(CoreIdError.to_string(), "core ID must be non-zero");
-        assert_eq!(TaskIdError.to_string(), "task ID must be non-zero");
+        assert_eq!(
+            TaskIdError.to_string(),
+            "task ID must be non-zero and below 2^63 (the numbers above name core executor slots)"
+        );
         assert_eq!(WorkerIdError.to_string(), "worker ID must be non-zero");
     }
 
@@ -310,6 +385,29 @@ mod tests {
         assert_eq!(last.generation(), Some((1 << 47) - 1));
         assert_eq!(TaskId::from_slot(0, 1 << 47).generation(), Some(0));
         assert_eq!(format!("{:?}", WorkerId::new(7).unwrap()), "WorkerId(7)");
+    }
+
+    #[test]
+    fn an_id_made_with_new_never_reads_as_a_core_executors() {
+        for value in [1 << 63, (1 << 63) | 1, u64::MAX - 1, u64::MAX] {
+            assert_eq!(TaskId::new(value), Err(TaskIdError), "{value}");
+            assert_eq!(TaskId::try_from(value), Err(TaskIdError), "{value}");
+        }
+        // Every id `new` makes has no slot and prints as its number, so
+        // Display, Ord and Hash agree with the number.
+        for value in [1, 42, u64::from(u32::MAX) + 3, (1 << 63) - 1] {
+            let id = TaskId::new(value).unwrap();
+            assert_eq!((id.slot(), id.generation()), (None, None), "{value}");
+            assert_eq!(id.to_string(), value.to_string());
+        }
+        let (low, high) = (TaskId::new(5).unwrap(), TaskId::MAX);
+        assert!(low < high);
+        assert_ne!(hash_of(&low), hash_of(&high));
+        // A raw core id read back is the id the executor made.
+        let packed = TaskId::from_slot(7, 3);
+        assert_eq!(TaskId::from_raw(packed.get()), Ok(packed));
+        assert_eq!(TaskId::from(NonZeroU64::from(packed)), packed);
+        assert_eq!(TaskId::from_raw(0), Err(TaskIdError));
     }
 
     #[test]

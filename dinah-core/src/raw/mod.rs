@@ -83,8 +83,8 @@ pub use timer_queue::{
 };
 pub use wait_list::{Turn, WAKE_BATCH, WaitEntry, WaitKey, WaitList, WaitStore, WakeBatch};
 pub use waiting::{
-    Acquiring, ChannelLock, Item, Lock, PermitLock, Sending, Settle, critical, critical_in,
-    poll_recv, release, try_send, wake, with_batch,
+    Acquiring, ChannelLock, Item, Lock, PermitLock, Sending, Settle, add_permits, critical,
+    critical_in, forget_permits, poll_recv, release, try_send, wake, with_batch,
 };
 pub use wake_stack::{Stale, WakeStack};
 pub use wheel::Wheel;

@@ -5,9 +5,13 @@
 use core::task::Waker;
 
 use super::wait_list::{Turn, WaitKey, WaitList, WaitStore, WakeBatch};
-use crate::sync::{Refusal, SemaphoreFigures};
+use crate::sync::{PermitOverflow, Refusal, SemaphoreFigures};
 
 /// A number of free permits, a closed flag and a [`WaitList`].
+///
+/// Its permits, free and handed out together, never pass `u32::MAX`: an
+/// [`add`](Self::add) that would take them past it is refused whole, so a
+/// permit given back always fits.
 ///
 /// Fair: while anyone waits, permits go to the first in line, and a
 /// `try_take` that would jump the line is refused. It does not lock or
@@ -15,6 +19,8 @@ use crate::sync::{Refusal, SemaphoreFigures};
 #[derive(Debug)]
 pub struct Permits<S> {
     free: u32,
+    /// Permits handed out and not yet given back or forgotten.
+    out: u32,
     closed: bool,
     line: WaitList<S>,
     acquired: u64,
@@ -26,6 +32,7 @@ impl<S: WaitStore> Permits<S> {
     pub const fn new(permits: u32, store: S) -> Self {
         Self {
             free: permits,
+            out: 0,
             closed: false,
             line: WaitList::new(store),
             acquired: 0,
@@ -79,6 +86,7 @@ impl<S: WaitStore> Permits<S> {
         }
         if self.line.waiting() == 0 && self.free >= want {
             self.free -= want;
+            self.out += want;
             self.acquired += 1;
             Ok(())
         } else {
@@ -105,6 +113,7 @@ impl<S: WaitStore> Permits<S> {
         }
         if self.line.waiting() == 0 && self.free >= want {
             self.free -= want;
+            self.out += want;
             self.acquired += 1;
             return Ok(None);
         }
@@ -130,15 +139,45 @@ impl<S: WaitStore> Permits<S> {
         self.give(granted, batch);
     }
 
-    /// Returns `permits` and grants the first in line while they suffice,
-    /// up to a batch of wakers. Call [`give`](Self::give) with 0 again
-    /// while the batch comes back full.
+    /// Returns `permits` handed out before and grants the first in line
+    /// while they suffice, up to a batch of wakers. Call
+    /// [`give`](Self::give) with 0 again while the batch comes back full.
     pub fn give(&mut self, permits: u32, batch: &mut WakeBatch) {
+        self.out = self.out.saturating_sub(permits);
+        // Fits: free and out together never pass `u32::MAX`.
         self.free = self.free.saturating_add(permits);
+        self.grant(batch);
+    }
+
+    /// Adds `permits` new permits and grants the first in line (see
+    /// [`give`](Self::give)).
+    ///
+    /// # Errors
+    ///
+    /// [`PermitOverflow`] when the permits, free and handed out together,
+    /// would pass `u32::MAX`: nothing is added.
+    pub fn add(&mut self, permits: u32, batch: &mut WakeBatch) -> Result<(), PermitOverflow> {
+        let room = u32::MAX - self.free - self.out;
+        if permits > room {
+            return Err(PermitOverflow { room });
+        }
+        self.free += permits;
+        self.grant(batch);
+        Ok(())
+    }
+
+    /// `permits` handed out leave for good (a permit forgotten).
+    pub fn forget(&mut self, permits: u32) {
+        self.out = self.out.saturating_sub(permits);
+    }
+
+    /// Grants the first in line while the free permits suffice.
+    fn grant(&mut self, batch: &mut WakeBatch) {
         while batch.has_room() {
             match self.line.head_want() {
                 Some(want) if want <= self.free => {
                     self.free -= want;
+                    self.out += want;
                     batch.push(self.line.settle_head(true));
                 }
                 _ => break,

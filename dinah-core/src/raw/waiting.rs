@@ -340,3 +340,21 @@ where
 pub fn release<L: PermitLock + ?Sized>(semaphore: &L, permits: u32) {
     with_batch(semaphore, |state, batch| state.give(permits, batch));
 }
+
+/// Adds `permits` new permits to `semaphore`, waking whoever they go to.
+///
+/// # Errors
+///
+/// [`PermitOverflow`](crate::sync::PermitOverflow) as
+/// [`Permits::add`](super::Permits::add): nothing is added.
+pub fn add_permits<L: PermitLock + ?Sized>(
+    semaphore: &L,
+    permits: u32,
+) -> Result<(), crate::sync::PermitOverflow> {
+    with_batch(semaphore, |state, batch| state.add(permits, batch))
+}
+
+/// `permits` that a permit held leave `semaphore` for good.
+pub fn forget_permits<L: PermitLock + ?Sized>(semaphore: &L, permits: u32) {
+    semaphore.with(|state| state.forget(permits));
+}

@@ -34,6 +34,27 @@ impl fmt::Display for Refusal {
 
 impl core::error::Error for Refusal {}
 
+/// `add_permits` would have taken a semaphore past `u32::MAX` permits,
+/// counting those free and those held together: nothing was added, and
+/// the semaphore is as it was.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct PermitOverflow {
+    /// How many permits could still have been added.
+    pub room: u32,
+}
+
+impl fmt::Display for PermitOverflow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "a semaphore holds at most u32::MAX permits; only {} more fit",
+            self.room
+        )
+    }
+}
+
+impl core::error::Error for PermitOverflow {}
+
 /// A value a channel did not take, handed back with the [`Refusal`].
 ///
 /// The value is never lost: it is here, to send again or to drop.

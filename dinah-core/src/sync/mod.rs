@@ -17,6 +17,6 @@ mod semaphore;
 
 pub use cancel::CancellationToken;
 pub use channel::{Channel, Receiver, Recv, SendFuture, Sender};
-pub use error::{Refusal, SendError, TryRecvError};
+pub use error::{PermitOverflow, Refusal, SendError, TryRecvError};
 pub use figures::{ChannelFigures, SemaphoreFigures};
 pub use semaphore::{Acquire, Permit, Semaphore};

@@ -10,7 +10,7 @@ use core::task::{Context, Poll};
 
 use critical_section::Mutex;
 
-use super::{Refusal, SemaphoreFigures};
+use super::{PermitOverflow, Refusal, SemaphoreFigures};
 use crate::raw::{self, Acquiring, Lock, PermitLock, Permits, WaitEntry};
 
 /// A count of permits where at most `W` tasks can wait at once: no heap,
@@ -129,8 +129,14 @@ impl<const W: usize> Semaphore<W> {
     }
 
     /// Adds `permits` permits, handing them to waiters first.
-    pub fn add_permits(&self, permits: u32) {
-        raw::release(self, permits);
+    ///
+    /// # Errors
+    ///
+    /// [`PermitOverflow`] when the semaphore would then hold more than
+    /// `u32::MAX` permits, free and held together: none is added (never
+    /// some of them), so no permit is lost silently.
+    pub fn add_permits(&self, permits: u32) -> Result<(), PermitOverflow> {
+        raw::add_permits(self, permits)
     }
 
     /// Closes it: waiters and later acquires are refused.
@@ -186,8 +192,10 @@ impl<const W: usize> Permit<'_, W> {
         self.permits
     }
 
-    /// Keeps the permits out of the semaphore for good.
+    /// Keeps the permits out of the semaphore for good (they no longer
+    /// count toward its `u32::MAX`).
     pub fn forget(mut self) {
+        raw::forget_permits(self.semaphore, self.permits);
         self.permits = 0;
     }
 }

@@ -105,7 +105,7 @@ impl PollStamp {
         if self.sequence.load(Ordering::Relaxed) != before {
             return None;
         }
-        Some((TaskId::new(task).ok()?, at))
+        Some((TaskId::from_raw(task).ok()?, at))
     }
 
     /// Whether a poll is running now.

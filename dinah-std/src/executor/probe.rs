@@ -99,7 +99,7 @@ impl TaskProbe {
 
     /// The slot's latest task, live or not.
     fn id(&self) -> Option<TaskId> {
-        TaskId::new(self.task.load(Ordering::Relaxed)).ok()
+        TaskId::from_raw(self.task.load(Ordering::Relaxed)).ok()
     }
 
     /// The slot's task's name.

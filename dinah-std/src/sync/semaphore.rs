@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use dinah_core::raw::{self, Acquiring, Lock, PermitLock, Permits};
-use dinah_core::sync::{Refusal, SemaphoreFigures};
+use dinah_core::sync::{PermitOverflow, Refusal, SemaphoreFigures};
 
 use super::line::{Growing, Locked};
 
@@ -46,7 +46,7 @@ impl PermitLock for Inner {
 /// let written: u32 = executor.block_on(async {
 ///     let mut sum = 0;
 ///     for handle in handles {
-///         sum += handle.await.unwrap().unwrap();
+///         sum += handle.await.unwrap();
 ///     }
 ///     sum
 /// });
@@ -162,8 +162,14 @@ impl SharedSemaphore {
     }
 
     /// Adds `permits` permits, handing them to waiters first.
-    pub fn add_permits(&self, permits: u32) {
-        raw::release(&*self.inner, permits);
+    ///
+    /// # Errors
+    ///
+    /// [`PermitOverflow`] when the semaphore would then hold more than
+    /// `u32::MAX` permits, free and held together: none is added (never
+    /// some of them), so no permit is lost silently.
+    pub fn add_permits(&self, permits: u32) -> Result<(), PermitOverflow> {
+        raw::add_permits(&*self.inner, permits)
     }
 
     /// Closes it: waiters and later acquires are refused.
@@ -211,8 +217,10 @@ impl SharedPermit<'_> {
         self.permits
     }
 
-    /// Keeps the permits out of the semaphore for good.
+    /// Keeps the permits out of the semaphore for good (they no longer
+    /// count toward its `u32::MAX`).
     pub fn forget(mut self) {
+        raw::forget_permits(self.inner, self.permits);
         self.permits = 0;
     }
 }

@@ -34,8 +34,13 @@ fn ids_reject_zero_and_keep_their_value() -> Outcome {
         "WorkerId rejects zero",
     )?;
     ensure(CoreId::new(0) == Err(CoreIdError), "CoreId rejects zero")?;
-    let max = TaskId::new(u64::MAX).map_err(|_| "u64::MAX is valid")?;
-    ensure(max.get() == u64::MAX, "the value round-trips")?;
+    ensure(
+        TaskId::new(u64::MAX) == Err(TaskIdError),
+        "TaskId::new refuses the numbers that name slots",
+    )?;
+    let max = TaskId::new(TaskId::MAX.get()).map_err(|_| "TaskId::MAX is valid")?;
+    ensure(max.get() == (1 << 63) - 1, "the value round-trips")?;
+    ensure(max.slot().is_none(), "a plain id has no slot")?;
     ensure(TaskId::MIN < max, "IDs order by value")?;
     ensure(
         CoreConfig::new(0) == Err(CoreError::ZeroMaxWorkers),

@@ -146,13 +146,13 @@ fn a_poll_watch_sees_the_running_poll_and_only_while_it_runs() {
 
     // A reading is consistent: a watch whose poll ended reports nothing even
     // when the clock ran far.
-    WATCH.poll_started(TaskId::new(u64::MAX).unwrap());
+    WATCH.poll_started(TaskId::from_raw(u64::MAX).unwrap());
     WATCH.clock().advance(1_000);
     assert_eq!(
         WATCH.blocked(1_000).map(|b| (b.task, b.running_for)),
-        Some((TaskId::new(u64::MAX).unwrap(), 1_000))
+        Some((TaskId::from_raw(u64::MAX).unwrap(), 1_000))
     );
-    WATCH.poll_ended(TaskId::new(u64::MAX).unwrap());
+    WATCH.poll_ended(TaskId::from_raw(u64::MAX).unwrap());
     assert_eq!(WATCH.blocked(0), None);
 }
 
@@ -227,4 +227,32 @@ fn poll_times_and_poll_events_observe_the_core_executor_together() {
             (TraceEventKind::PollEnded, 72),
         ]
     );
+}
+
+/// A `static`'s counters can start from chosen values: the snapshot is
+/// built in `const` code outside the crate.
+#[test]
+fn a_static_runtime_metrics_starts_from_chosen_values() {
+    use dinah::telemetry::{MetricsSnapshot, MetricsSnapshot32, RuntimeMetrics, RuntimeMetrics32};
+    static CARRIED: RuntimeMetrics = RuntimeMetrics::from_snapshot(
+        MetricsSnapshot::ZERO
+            .with_submitted(7)
+            .with_completed(5)
+            .with_stale_wakes(1),
+    );
+    static NARROW: RuntimeMetrics32 =
+        RuntimeMetrics32::from_snapshot(MetricsSnapshot32::ZERO.with_polls(u32::MAX));
+    CARRIED.record_completed();
+    let snapshot = CARRIED.snapshot();
+    assert_eq!(
+        (snapshot.submitted, snapshot.completed, snapshot.stale_wakes),
+        (7, 6, 1)
+    );
+    assert_eq!(snapshot.failed, 0);
+    NARROW.record_submitted();
+    assert_eq!(
+        (NARROW.snapshot().polls, NARROW.snapshot().submitted),
+        (u32::MAX, 1)
+    );
+    assert_eq!(MetricsSnapshot::ZERO, MetricsSnapshot::default());
 }

@@ -303,7 +303,7 @@ fn unknown_and_reused_ids_are_refused() {
     assert_eq!(executor.task_state(new), Some(TaskState::Pending));
     // Ids no slot can have: slot bits of zero, or past the slots.
     for raw in [1 << 32, u64::MAX, 2, 0xffff_ffff] {
-        let foreign = dinah_core::TaskId::new(raw).unwrap();
+        let foreign = dinah_core::TaskId::from_raw(raw).unwrap();
         assert_eq!(executor.task_state(foreign), None, "{raw:#x}");
         assert_eq!(
             executor.cancel(foreign),

@@ -59,6 +59,113 @@ macro_rules! runtime_metrics {
             pub stale_wakes: $int,
         }
 
+        impl $snapshot {
+            /// Every count at zero, in `const` code too; set counts with the
+            /// `with_*` methods, for example to start a `static`'s
+            /// counters (`from_snapshot`) from chosen values.
+            pub const ZERO: Self = Self {
+                submitted: 0,
+                started: 0,
+                completed: 0,
+                failed: 0,
+                cancellation_requested: 0,
+                cancellation_acknowledged: 0,
+                rejected: 0,
+                polls: 0,
+                wakes: 0,
+                self_wakes: 0,
+                stale_wakes: 0,
+            };
+
+            /// This snapshot with `submitted` set to `value` (a `const` way to build
+            /// one: its fields cannot be listed outside the crate).
+            #[must_use]
+            pub const fn with_submitted(mut self, value: $int) -> Self {
+                self.submitted = value;
+                self
+            }
+
+            /// This snapshot with `started` set to `value` (a `const` way to build
+            /// one: its fields cannot be listed outside the crate).
+            #[must_use]
+            pub const fn with_started(mut self, value: $int) -> Self {
+                self.started = value;
+                self
+            }
+
+            /// This snapshot with `completed` set to `value` (a `const` way to build
+            /// one: its fields cannot be listed outside the crate).
+            #[must_use]
+            pub const fn with_completed(mut self, value: $int) -> Self {
+                self.completed = value;
+                self
+            }
+
+            /// This snapshot with `failed` set to `value` (a `const` way to build
+            /// one: its fields cannot be listed outside the crate).
+            #[must_use]
+            pub const fn with_failed(mut self, value: $int) -> Self {
+                self.failed = value;
+                self
+            }
+
+            /// This snapshot with `cancellation_requested` set to `value` (a `const` way to build
+            /// one: its fields cannot be listed outside the crate).
+            #[must_use]
+            pub const fn with_cancellation_requested(mut self, value: $int) -> Self {
+                self.cancellation_requested = value;
+                self
+            }
+
+            /// This snapshot with `cancellation_acknowledged` set to `value` (a `const` way to build
+            /// one: its fields cannot be listed outside the crate).
+            #[must_use]
+            pub const fn with_cancellation_acknowledged(mut self, value: $int) -> Self {
+                self.cancellation_acknowledged = value;
+                self
+            }
+
+            /// This snapshot with `rejected` set to `value` (a `const` way to build
+            /// one: its fields cannot be listed outside the crate).
+            #[must_use]
+            pub const fn with_rejected(mut self, value: $int) -> Self {
+                self.rejected = value;
+                self
+            }
+
+            /// This snapshot with `polls` set to `value` (a `const` way to build
+            /// one: its fields cannot be listed outside the crate).
+            #[must_use]
+            pub const fn with_polls(mut self, value: $int) -> Self {
+                self.polls = value;
+                self
+            }
+
+            /// This snapshot with `wakes` set to `value` (a `const` way to build
+            /// one: its fields cannot be listed outside the crate).
+            #[must_use]
+            pub const fn with_wakes(mut self, value: $int) -> Self {
+                self.wakes = value;
+                self
+            }
+
+            /// This snapshot with `self_wakes` set to `value` (a `const` way to build
+            /// one: its fields cannot be listed outside the crate).
+            #[must_use]
+            pub const fn with_self_wakes(mut self, value: $int) -> Self {
+                self.self_wakes = value;
+                self
+            }
+
+            /// This snapshot with `stale_wakes` set to `value` (a `const` way to build
+            /// one: its fields cannot be listed outside the crate).
+            #[must_use]
+            pub const fn with_stale_wakes(mut self, value: $int) -> Self {
+                self.stale_wakes = value;
+                self
+            }
+        }
+
         impl Counter for $atomic {
             fn saturating_increment(&self) {
                 let _ = self.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_add(1));
@@ -69,23 +176,12 @@ macro_rules! runtime_metrics {
             /// All counters at zero.
             #[must_use]
             pub const fn new() -> Self {
-                Self::from_snapshot($snapshot {
-                    submitted: 0,
-                    started: 0,
-                    completed: 0,
-                    failed: 0,
-                    cancellation_requested: 0,
-                    cancellation_acknowledged: 0,
-                    rejected: 0,
-                    polls: 0,
-                    wakes: 0,
-                    self_wakes: 0,
-                    stale_wakes: 0,
-                })
+                Self::from_snapshot($snapshot::ZERO)
             }
 
             /// Counters starting from the values in `snapshot`, for example to
-            /// carry totals over a restart.
+            /// carry totals over a restart. In `const` code (a `static`),
+            /// build the snapshot from `ZERO` with its `with_*` methods.
             #[must_use]
             pub const fn from_snapshot(snapshot: $snapshot) -> Self {
                 Self {

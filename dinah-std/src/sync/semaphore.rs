@@ -46,7 +46,7 @@ impl PermitLock for Inner {
 /// let written: u32 = executor.block_on(async {
 ///     let mut sum = 0;
 ///     for handle in handles {
-///         sum += handle.await.unwrap();
+///         sum += handle.await.unwrap().unwrap();
 ///     }
 ///     sum
 /// });

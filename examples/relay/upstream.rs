@@ -66,13 +66,7 @@ pub(crate) fn start() -> std::io::Result<(SocketAddr, Arc<Store>)> {
                         }
                         drop_lines(&mut buffer, count);
                         store.hold.hold();
-                        let reply = if store
-                            .busy
-                            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
-                                n.checked_sub(1)
-                            })
-                            .is_ok()
-                        {
+                        let reply = if take_one(&store.busy) {
                             "busy\n".to_owned()
                         } else {
                             store.batches.fetch_add(1, Ordering::Relaxed);
@@ -121,4 +115,16 @@ fn drop_lines(buffer: &mut Vec<u8>, count: usize) {
         })
         .map_or(0, |end| end + 1);
     buffer.drain(..end);
+}
+
+/// Takes one from `count` if it is above zero; whether it did.
+fn take_one(count: &AtomicU32) -> bool {
+    let mut seen = count.load(Ordering::Relaxed);
+    while seen > 0 {
+        match count.compare_exchange_weak(seen, seen - 1, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return true,
+            Err(now) => seen = now,
+        }
+    }
+    false
 }

@@ -12,7 +12,9 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use dinah::executor::{AsyncExecutor, ExecutorConfig};
-use dinah::time::{Elapsed, MissedTicks, Tickless, TimerDriver, TimerFigures, TimerHandle, Timers};
+use dinah::time::{
+    Elapsed, MissedTicks, Tickless, TimerDriver, TimerFigures, TimerHandle, Timers, ZeroPeriod,
+};
 use dinah::{LocalExecutor, ReadyQueue};
 
 mod support;
@@ -270,6 +272,59 @@ fn intervals_follow_their_missed_tick_rule<H: Harness>() {
     }
 }
 
+fn a_tick_exactly_one_period_late_keeps_the_schedule_under_every_rule<H: Harness>() {
+    // Period 10 ms; after the tick at 10 the task works 20 ms, so the tick
+    // due at 20 completes at 30, exactly one period late: the tick after
+    // it is due that instant, so nothing is behind and no rule applies.
+    for rule in [MissedTicks::Burst, MissedTicks::Delay, MissedTicks::Skip] {
+        let mut harness = H::new();
+        let driver = harness.driver();
+        let start = driver.now();
+        let work = harness.worker();
+        let seen = harness.block_on(async {
+            let mut interval = driver
+                .clone()
+                .interval(Duration::from_millis(10), rule)
+                .unwrap();
+            let mut seen = Vec::new();
+            for round in 0..5 {
+                let tick = interval.tick().await;
+                seen.push((tick - start) * 1_000 / driver.ticks_per_second());
+                if round == 1 {
+                    work(Duration::from_millis(20));
+                }
+            }
+            seen
+        });
+        assert_eq!(seen, [0, 10, 20, 30, 40], "{rule:?}");
+    }
+}
+
+fn a_period_under_one_tick_is_refused_and_others_round_up<H: Harness>() {
+    let mut harness = H::new();
+    let driver = harness.driver();
+    let per_second = driver.ticks_per_second();
+    let tick = 1_000_000_000 / per_second;
+    harness.block_on(async {
+        for nanos in [1, tick / 2, tick - 1] {
+            let refused = driver
+                .clone()
+                .interval(Duration::from_nanos(nanos), MissedTicks::Burst);
+            assert_eq!(refused.err(), Some(ZeroPeriod), "{nanos} ns");
+        }
+        let one = driver
+            .clone()
+            .interval(Duration::from_nanos(tick), MissedTicks::Burst)
+            .unwrap();
+        assert_eq!(one.period(), 1);
+        let more = driver
+            .clone()
+            .interval(Duration::from_nanos(tick + tick / 2), MissedTicks::Burst)
+            .unwrap();
+        assert_eq!(more.period(), 2, "rounded up, as a sleep is");
+    });
+}
+
 fn dropping_a_sleep_cancels_its_timer<H: Harness>() {
     let mut harness = H::new();
     let driver = harness.driver();
@@ -294,6 +349,8 @@ support::contract!(
         a_timeout_elapses_or_returns_the_output,
         a_timeout_at_a_deadline_elapses_or_returns_the_output,
         intervals_follow_their_missed_tick_rule,
+        a_tick_exactly_one_period_late_keeps_the_schedule_under_every_rule,
+        a_period_under_one_tick_is_refused_and_others_round_up,
         dropping_a_sleep_cancels_its_timer,
     ]
 );

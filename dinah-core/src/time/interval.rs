@@ -10,8 +10,10 @@ use core::time::Duration;
 use super::divisor::bitwise_div_rem;
 use super::{Sleep, TimerDriver, ZeroPeriod, ticks_in};
 
-/// What an [`Interval`] does when it fell behind: when a tick completes so
-/// late that the next one is already due.
+/// What an [`Interval`] does when it fell behind: when a tick completes
+/// more than one period late, so that the due time of the tick after it
+/// has already passed. (A tick completed exactly one period late is not
+/// behind: the next tick is due that instant and the schedule stays.)
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum MissedTicks {
@@ -24,16 +26,20 @@ pub enum MissedTicks {
     /// one completed.
     Delay,
     /// Missed ticks are dropped: the next tick is the first one of the
-    /// original schedule that is still in the future.
+    /// original schedule that is not yet past (one due at that very
+    /// instant counts).
     Skip,
 }
 
 /// Ticks every `period`, from a start; made by [`TimerDriver::interval`].
 ///
 /// [`tick`](Self::tick) completes at each due time and returns it (in
-/// ticks of the driver's clock). A tick completed at most one period late
-/// leaves the schedule as it was; one completed later than that follows
-/// the interval's [`MissedTicks`] rule.
+/// ticks of the driver's clock). Ticks that fall behind follow the
+/// interval's [`MissedTicks`] rule, which says when that is.
+///
+/// The period is counted in whole ticks of the driver's clock, rounded up
+/// as a sleep's duration is (a 1.5 µs period on a microsecond clock is
+/// 2 µs); a period shorter than one tick is refused with [`ZeroPeriod`].
 ///
 /// Not promised: how late each tick completes (see the [module
 /// docs](super) on lag). The interval keeps one timer entry from its first
@@ -51,10 +57,15 @@ impl<D: TimerDriver> Interval<D> {
         period: Duration,
         missed: MissedTicks,
     ) -> Result<Self, ZeroPeriod> {
-        let period = ticks_in(period, driver.ticks_per_second());
-        if period == 0 {
+        let per_second = driver.ticks_per_second();
+        // Shorter than one tick: under a second, and its nanoseconds times
+        // the rate under a billion (no division needed).
+        if period.as_secs() == 0
+            && u64::from(period.subsec_nanos()).saturating_mul(per_second) < 1_000_000_000
+        {
             return Err(ZeroPeriod);
         }
+        let period = ticks_in(period, per_second);
         Ok(Self {
             sleep: Sleep::new(driver, start, None),
             period,
@@ -97,7 +108,8 @@ impl<D: TimerDriver> Interval<D> {
         let due = self.sleep.deadline();
         let now = self.sleep.driver().now();
         let next = due.saturating_add(self.period);
-        let next = if now < next {
+        // Behind only once the next due time is past (see `MissedTicks`).
+        let next = if now <= next {
             next
         } else {
             match self.missed {
@@ -109,7 +121,11 @@ impl<D: TimerDriver> Interval<D> {
                     // were missed), so the small bitwise division rather
                     // than a library call.
                     let past = bitwise_div_rem(now - due, self.period).1;
-                    (now - past).saturating_add(self.period)
+                    if past == 0 {
+                        now
+                    } else {
+                        (now - past).saturating_add(self.period)
+                    }
                 }
             }
         };

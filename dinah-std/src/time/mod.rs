@@ -656,11 +656,13 @@ pub fn timeout<F: Future>(
 }
 
 /// An interval on the current executor's timers: first tick now, then one
-/// every `period`, with `missed` as its rule for ticks it fell behind on.
+/// every `period` (rounded up to whole microseconds, the clock's tick),
+/// with `missed` as its rule for ticks it fell behind on (see
+/// [`MissedTicks`] for when that is).
 ///
 /// # Errors
 ///
-/// [`ZeroPeriod`] when `period` is under a microsecond.
+/// [`ZeroPeriod`] when `period` is under a microsecond (one tick).
 ///
 /// # Panics
 ///

@@ -868,3 +868,52 @@ fn a_task_that_never_ends_is_accepted_and_can_be_cancelled() {
         Err(JoinError::Cancelled)
     ));
 }
+
+/// A draining shutdown's deadline bounds the call on a paused clock too,
+/// though a task that keeps waking itself never lets the executor idle
+/// (and so never lets the paused clock move): the task is cancelled and
+/// named in the report. Run on a thread of its own so that a call that
+/// never returns fails the test instead of hanging it.
+#[test]
+fn a_drain_on_a_paused_clock_ends_though_a_task_keeps_waking_itself() {
+    use dinah::pool::ShutdownPolicy;
+    use dinah::task::ChildEnd;
+    use std::time::Duration;
+    let (done, ends) = std::sync::mpsc::channel();
+    let worker = thread::spawn(move || {
+        let executor = LocalExecutor::with_config(ExecutorConfig {
+            start_paused: true,
+            ..ExecutorConfig::default()
+        })
+        .unwrap();
+        let spinning = executor
+            .try_spawn_named("spinner", async {
+                loop {
+                    yield_now().await;
+                }
+            })
+            .unwrap_or_else(|_| unreachable!());
+        let saved = executor
+            .try_spawn_named("save", async { yield_now().await })
+            .unwrap_or_else(|_| unreachable!());
+        let report = executor.shutdown_with(ShutdownPolicy::Drain, Duration::from_millis(20));
+        let ends: Vec<_> = report
+            .tasks
+            .iter()
+            .map(|task| (task.name, task.end))
+            .collect();
+        drop((spinning, saved));
+        done.send(ends).unwrap();
+    });
+    let ends = ends
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the drain returns");
+    assert_eq!(
+        ends,
+        [
+            (Some("spinner"), ChildEnd::Cancelled),
+            (Some("save"), ChildEnd::Completed)
+        ]
+    );
+    worker.join().unwrap();
+}

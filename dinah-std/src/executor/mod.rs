@@ -348,7 +348,10 @@ impl<'a, M: Measure> LocalExecutor<'a, M> {
     ///   (and the submissions waiting in the ingress) run, as in
     ///   [`block_on`](Self::block_on), until none is left or `deadline`
     ///   passes on the executor's clock; whatever is left then is dropped
-    ///   as [`shutdown`](Self::shutdown) drops it.
+    ///   as [`shutdown`](Self::shutdown) drops it. `deadline` always bounds
+    ///   the call: a paused clock moves only while the executor idles, so
+    ///   there the drain also ends once `deadline` has passed in real time
+    ///   (a task that keeps waking itself never lets the executor idle).
     /// - [`ShutdownPolicy::CancelPending`](crate::pool::ShutdownPolicy::CancelPending): [`shutdown`](Self::shutdown) at
     ///   once (`deadline` is not used).
     ///

@@ -112,6 +112,9 @@ pub(super) struct Inner<'a, M: Measure> {
     idle_waker: RefCell<Option<Waker>>,
     /// Ticks left before the next look at the reactor.
     io_countdown: Cell<u32>,
+    /// While draining on a paused clock: the drain looks at the real
+    /// clock after every tick that left work (see `shutdown_with`).
+    watch_real_time: Cell<bool>,
 }
 
 /// Clears `running` when a `tick`, `block_on` or `shutdown` ends, even by
@@ -225,6 +228,7 @@ impl<'a, M: Measure> Inner<'a, M> {
             ended: RefCell::new(None),
             idle_waker: RefCell::new(None),
             io_countdown: Cell::new(0),
+            watch_real_time: Cell::new(false),
         })
     }
 
@@ -535,7 +539,11 @@ impl<'a, M: Measure> Inner<'a, M> {
                     return output;
                 }
             }
-            if !self.tick(usize::MAX, &here).work_remaining {
+            if self.tick(usize::MAX, &here).work_remaining {
+                if self.watch_real_time.get() {
+                    self.main_ready.set(true);
+                }
+            } else {
                 self.unchain();
                 // Nothing ready: wait (parked, or in the reactor) until a
                 // wake, readiness or the next deadline (a paused clock jumps
@@ -606,7 +614,8 @@ impl<'a, M: Measure> Inner<'a, M> {
 
     /// Shuts down under `policy`: `Drain` first refuses new spawns and runs
     /// what was accepted (tasks and waiting submissions) until none is left
-    /// or `deadline` passes on the executor's clock; then, as
+    /// or `deadline` passes on the executor's clock (on a paused clock, or
+    /// in real time, whichever passes first); then, as
     /// `CancelPending` does at once, drops whatever is left.
     pub(super) fn shutdown_with(
         &self,
@@ -619,14 +628,25 @@ impl<'a, M: Measure> Inner<'a, M> {
             self.hub.ingress.seal();
             *self.ended.borrow_mut() = Some(Vec::new());
             let timer = crate::time::TimerHandle::new(Arc::clone(&self.hub.timers));
+            // A paused clock moves only when the executor idles, which a
+            // task that keeps waking itself never lets it do: there the
+            // deadline is counted in real time too, and the drain looks at
+            // the real clock after each tick that left work.
+            let paused = timer.is_paused();
+            let real_end = std::time::Instant::now().checked_add(deadline);
+            self.watch_real_time.set(paused);
             let mut out_of_time = pin!(dinah_core::time::TimerDriver::sleep(timer, deadline));
             self.block_on(std::future::poll_fn(|cx| {
                 if self.live.get() == 0 && !self.hub.ingress.has_pending() {
                     return Poll::Ready(());
                 }
+                if paused && real_end.is_some_and(|end| std::time::Instant::now() >= end) {
+                    return Poll::Ready(());
+                }
                 *self.idle_waker.borrow_mut() = Some(cx.waker().clone());
                 out_of_time.as_mut().poll(cx)
             }));
+            self.watch_real_time.set(false);
             self.idle_waker.borrow_mut().take();
             drained = self.ended.borrow_mut().take().unwrap_or_default();
             self.draining.set(false);

@@ -1180,3 +1180,32 @@ fn verdicts_and_task_figures_name_a_named_task() {
     let tasks = monitor.tasks();
     assert_eq!((tasks[0].task, tasks[0].name), (lost.id(), Some("uplink")));
 }
+
+/// A task waiting on a timer it armed is never `NoWake`, however far off
+/// the timer is: a due time that saturates (`Duration::MAX`, the end of the
+/// clock) is still a due time, not the stamp's "unset".
+#[test]
+fn a_task_sleeping_past_the_end_of_the_clock_is_never_no_wake() {
+    let clock = ManualClock::new();
+    let executor = executor(&clock, ExecutorConfig::default());
+    let monitor = executor.monitor();
+    let thousand_years = Duration::from_secs(1_000 * 365 * 24 * 3_600);
+    let sleepers = [
+        executor
+            .try_spawn(async { dinah::time::sleep(Duration::MAX).await })
+            .unwrap(),
+        executor
+            .try_spawn(async { dinah::time::sleep_until(u64::MAX).await })
+            .unwrap(),
+        executor
+            .try_spawn(async move { dinah::time::sleep(thousand_years).await })
+            .unwrap(),
+    ];
+    executor.tick(usize::MAX);
+    for round in 0..10 {
+        clock.advance(Duration::from_secs(10));
+        executor.tick(usize::MAX);
+        assert_eq!(monitor.diagnose(&thresholds()), [], "round {round}");
+    }
+    drop(sleepers);
+}

@@ -880,7 +880,7 @@ mod tests {
     }
 
     #[test]
-    fn a_stamp_keeps_every_time_but_the_last() {
+    fn a_stamp_is_unset_only_when_cleared() {
         let stamp = Stamp::new();
         assert_eq!(stamp.get(), None);
         for at in [0, 1, 1_000, u64::MAX / 2, u64::MAX - 1] {
@@ -889,8 +889,15 @@ mod tests {
         }
         stamp.clear();
         assert_eq!(stamp.get(), None);
-        // The one time a stamp cannot hold: it reads as none.
+        // A time that saturated (a timer due `Duration::MAX` from now) is
+        // kept as the farthest time there is, never as none.
         stamp.set(u64::MAX);
-        assert_eq!(stamp.get(), None);
+        assert_eq!(stamp.get(), Some(u64::MAX - 1));
+        let ready = ReadyStamp::new();
+        ready.set_elsewhere(u64::MAX);
+        assert_eq!(ready.get(), Some(u64::MAX - 1));
+        ready.clear();
+        ready.set_here(u64::MAX);
+        assert_eq!(ready.take(), Some(u64::MAX - 1));
     }
 }

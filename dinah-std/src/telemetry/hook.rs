@@ -221,9 +221,9 @@ pub(crate) const fn micros(nanos: u64) -> u64 {
 }
 
 /// A stamp kept in an atomic: 0 is "none", so a time `t` is stored as its
-/// complement `!t` (one instruction, where `t + 1` would have to saturate).
-/// A time of `u64::MAX` nanoseconds, which no clock reaches in 584 years,
-/// reads as none.
+/// complement `!t`. A time that saturated to `u64::MAX` (a timer due
+/// `Duration::MAX` from now) is kept as `u64::MAX - 1`, so no time ever
+/// reads as none: a stamp is unset only when it was cleared.
 pub(crate) struct Stamp(AtomicU64);
 
 impl Stamp {
@@ -244,10 +244,11 @@ impl Stamp {
     }
 }
 
-/// A time as a [`Stamp`] stores it: never 0 unless the time is `u64::MAX`.
+/// A time as a [`Stamp`] stores it: never 0 (`u64::MAX`, a saturated
+/// time, is taken as `u64::MAX - 1`, which is as far off).
 #[inline(always)]
 pub(crate) const fn stamped(at: u64) -> u64 {
-    !at
+    if at == u64::MAX { 1 } else { !at }
 }
 
 /// A stored stamp's time, or `None` for 0.

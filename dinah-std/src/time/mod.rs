@@ -532,6 +532,9 @@ impl Current {
 /// Notes for the executor's telemetry that the poll running on this thread
 /// armed a timer due in `due_in` µs.
 fn note_armed(due_in: u64) {
+    // `u64::MAX` is "nothing armed": a timer due that far off (it saturated)
+    // is noted one short of it, still a timer.
+    let due_in = due_in.min(u64::MAX - 1);
     let _ = ARMED.try_with(|armed| armed.set(armed.get().min(due_in)));
 }
 

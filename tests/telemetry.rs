@@ -256,3 +256,68 @@ fn a_static_runtime_metrics_starts_from_chosen_values() {
     );
     assert_eq!(MetricsSnapshot::ZERO, MetricsSnapshot::default());
 }
+
+/// Runs a core executor on `queue` whose one task, during its first poll,
+/// has another thread wake it (the two meet at barriers, so the wake lands
+/// inside the poll), and returns the second tick's report.
+fn wake_from_another_thread_during_a_poll(
+    queue: &'static dinah::ReadyQueue<1>,
+) -> dinah::executor::TickReport {
+    use dinah::executor::AsyncExecutor;
+    use std::pin::pin;
+    use std::sync::{Arc, Barrier};
+    use std::task::Poll;
+    let (send, take) = std::sync::mpsc::channel::<std::task::Waker>();
+    let waking = Arc::new(Barrier::new(2));
+    let other = {
+        let waking = Arc::clone(&waking);
+        std::thread::spawn(move || {
+            let waker = take.recv().unwrap();
+            waker.wake();
+            waking.wait();
+        })
+    };
+    let mut polls = 0;
+    let mut task = pin!(Some(std::future::poll_fn(move |cx| {
+        polls += 1;
+        if polls == 1 {
+            send.send(cx.waker().clone()).unwrap();
+            // The other thread has woken the task before this poll ends.
+            waking.wait();
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    })));
+    let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(queue).unwrap();
+    executor.try_spawn(task.as_mut()).unwrap();
+    executor.tick(1);
+    let report = executor.tick(1);
+    other.join().unwrap();
+    report
+}
+
+/// A wake from another thread that lands during a poll is the task's own
+/// only when the queue cannot tell threads apart: with the host's context
+/// function it counts as woken from outside.
+#[test]
+fn a_core_executor_with_a_context_tells_another_threads_wake_from_a_self_wake() {
+    use dinah::ReadyQueue;
+    use dinah::executor::thread_context;
+    static TOLD: ReadyQueue<1> = ReadyQueue::new().with_context(thread_context);
+    let report = wake_from_another_thread_during_a_poll(&TOLD);
+    assert_eq!(report.polled, 1);
+    assert_eq!(
+        (
+            report.self_woken,
+            report.woken_in_poll,
+            report.woken_outside
+        ),
+        (0, 0, 1)
+    );
+    // Without one (the documented default), the same wake counts as the
+    // poll's own.
+    static UNTOLD: ReadyQueue<1> = ReadyQueue::new();
+    let report = wake_from_another_thread_during_a_poll(&UNTOLD);
+    assert_eq!((report.self_woken, report.woken_outside), (1, 0));
+}

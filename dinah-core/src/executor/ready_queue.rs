@@ -94,6 +94,31 @@ pub(crate) fn slot_index(id: TaskId) -> Option<usize> {
 /// the binary installs a pender ([`with_pender`](Self::with_pender)) that wakes
 /// that hook; wakes from interrupt handlers on the executor's own core need
 /// none (see [`AsyncExecutor::run`](crate::AsyncExecutor::run)).
+///
+/// # Telling a task's own wakes apart
+///
+/// A wake that lands while a task is polled may be the task's own (its
+/// waker called inside the poll) or come from elsewhere at that instant:
+/// another thread, or an interrupt handler that preempted the poll. A
+/// waker only points at its slot, and the core cannot see which thread or
+/// interrupt it runs in (it has no `std` and no register access), so:
+///
+/// - Without a context function (built by [`new`](Self::new) or
+///   [`with_pender`](Self::with_pender)), every wake that lands during a
+///   poll counts as made by that poll: [`TickReport::self_woken`](crate::executor::TickReport::self_woken),
+///   [`woken_in_poll`](crate::executor::TickReport::woken_in_poll) and the
+///   telemetry's `self_wakes` then include wakes from other threads and
+///   interrupts that happened to land during the poll. Right for an
+///   executor whose wakes all come from its own tasks.
+/// - With one ([`with_context`](Self::with_context)), a wake whose context
+///   differs from the executor's counts as [`woken_outside`](crate::executor::TickReport::woken_outside),
+///   whenever it lands. On a host, `dinah::executor::thread_context`
+///   names the thread; on a microcontroller, the active interrupt number
+///   (0 in thread mode) names the context.
+///
+/// Either way the wake is never lost and its task is polled once more;
+/// only the figure it is counted in differs. The hosted executors tell
+/// threads apart themselves.
 #[repr(C)]
 pub struct ReadyQueue<const N: usize, C: Measure = Unmeasured> {
     // Invariant 2: `cells` first and `main` right after, so index `i <= N`

@@ -21,10 +21,14 @@ pub struct TickReport {
     /// (see [`ReadyQueue::with_context`](super::ReadyQueue::with_context)).
     pub woken_outside: usize,
     /// Polls caused by a wake made, in the executor's own context, while
-    /// some other task was being polled.
+    /// some other task was being polled (without a context function: any
+    /// wake that lands while another task is polled, as for `self_woken`).
     pub woken_in_poll: usize,
     /// Polls caused by a task waking itself during its own poll (in the
-    /// executor's own context).
+    /// executor's own context). Without a context function a wake from
+    /// another thread or interrupt that lands during the poll is counted
+    /// here too (see [`ReadyQueue`](super::ReadyQueue)'s "Telling a task's
+    /// own wakes apart").
     pub self_woken: usize,
     /// Wakes that arrived for tasks already over, since the previous tick.
     pub stale_wakes: u32,

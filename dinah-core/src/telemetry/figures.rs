@@ -48,7 +48,11 @@ pub struct ExecutorFigures<const B: usize = 24> {
     pub long_polls: u64,
     /// Wakes that made a task ready, self-wakes included.
     pub wakes: u64,
-    /// Of those, wakes a task made during its own poll.
+    /// Of those, wakes a task made during its own poll. On the core
+    /// executor without a context function, also wakes from another
+    /// thread or interrupt that landed during the poll (see
+    /// [`ReadyQueue`](crate::ReadyQueue)'s "Telling a task's own wakes
+    /// apart"); the hosted executors tell them apart.
     pub self_wakes: u64,
     /// Wakes that arrived after their task was over.
     pub stale_wakes: u64,
@@ -130,7 +134,10 @@ pub struct TaskFigures {
     /// Polls caused by a wake (every poll but the first); wakes that
     /// coalesce into one poll count once.
     pub wakes: u64,
-    /// Of those, wakes it made during its own poll.
+    /// Of those, wakes it made during its own poll (on the core executor
+    /// without a context function, any wake that landed during its poll;
+    /// see [`ReadyQueue`](crate::ReadyQueue)'s "Telling a task's own wakes
+    /// apart").
     pub self_wakes: u64,
     /// Wakes that arrived after it was over.
     pub stale_wakes: u64,

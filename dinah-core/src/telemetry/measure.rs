@@ -155,7 +155,9 @@ pub struct Counts {
     pub polls: u32,
     /// Polls caused by a wake.
     pub wakes: u32,
-    /// Of those, wakes during its own poll.
+    /// Of those, wakes during its own poll (without a context function,
+    /// from any thread or interrupt; see [`ReadyQueue`](crate::ReadyQueue)'s
+    /// "Telling a task's own wakes apart").
     pub self_wakes: u32,
     /// Wakes after it was over.
     pub stale_wakes: u32,

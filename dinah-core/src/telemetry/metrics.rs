@@ -53,7 +53,9 @@ macro_rules! runtime_metrics {
             pub polls: $int,
             /// Wakes that made a task ready, its own included.
             pub wakes: $int,
-            /// Of those, wakes a task made during its own poll.
+            /// Of those, wakes a task made during its own poll (as its
+            /// executor tells them apart; see the core `ReadyQueue`'s
+            /// "Telling a task's own wakes apart").
             pub self_wakes: $int,
             /// Wakes that arrived after their task was over.
             pub stale_wakes: $int,

@@ -130,3 +130,28 @@ impl Drop for RunningHere<'_> {
         });
     }
 }
+
+/// Names the calling thread, for a core
+/// [`ReadyQueue::with_context`](dinah_core::ReadyQueue::with_context) on a
+/// host: the address of a thread-local of this thread, distinct between
+/// threads alive at once and never 0. With it, a core executor counts a
+/// wake from another thread that lands during a poll as woken from
+/// outside, not as the poll's own.
+///
+/// ```
+/// use dinah::ReadyQueue;
+/// use dinah::executor::thread_context;
+///
+/// static QUEUE: ReadyQueue<4> = ReadyQueue::new().with_context(thread_context);
+/// # let _ = &QUEUE;
+/// ```
+///
+/// Not promised: that a thread that ended and one made later get
+/// different names (an ended thread's storage may be reused).
+#[must_use]
+pub fn thread_context() -> usize {
+    std::thread_local! {
+        static NAME: u8 = const { 0 };
+    }
+    NAME.with(|name| std::ptr::from_ref(name) as usize)
+}

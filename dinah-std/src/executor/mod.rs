@@ -46,6 +46,7 @@ use dinah_core::task::TaskOutput;
 use dinah_core::telemetry::{Measure, Unmeasured};
 
 pub use config::ExecutorConfig;
+pub use here::thread_context;
 pub use monitor::ExecutorMonitor;
 pub use report::ShutdownReport;
 pub use spawner::Spawner;

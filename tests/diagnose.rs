@@ -923,6 +923,13 @@ fn every_figure_the_operations_sheet_names_is_one_the_code_emits() {
                     waiting: 0,
                     longest: MS
                 },
+                Verdict::HostStarved {
+                    task,
+                    name: None,
+                    worker: None,
+                    delayed: MS,
+                    cpu: dinah::telemetry::CpuShare::new(MS, MS, MS),
+                },
             ]
         ),
         format!("{:?}", dinah::sync::ChannelFigures::default()),
@@ -950,7 +957,7 @@ fn every_figure_the_operations_sheet_names_is_one_the_code_emits() {
         .collect();
     assert_eq!(
         rows.len(),
-        8,
+        9,
         "one row per cause, and one each for timers and sockets"
     );
     let mut named = 0;

@@ -76,6 +76,9 @@ impl ExecutorMonitor {
     ///   than `blocked` (the tasks ready behind it are counted in it);
     /// - otherwise [`ReadyButDelayed`](Verdict::ReadyButDelayed) when tasks
     ///   have been ready longer than `ready_delay`;
+    /// - [`HostStarved`](Verdict::HostStarved) in place of either when the
+    ///   executor's thread was runnable and waiting for a CPU the
+    ///   operating system gave to others (Linux, host's clock only);
     /// - [`NoWake`](Verdict::NoWake) for each task pending, not ready and not
     ///   woken for longer than `no_wake`;
     /// - [`Backpressure`](Verdict::Backpressure) for each channel or

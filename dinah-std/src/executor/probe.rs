@@ -13,6 +13,7 @@ use dinah_core::telemetry::{ExecutorFigures, PollStamp, TaskFigures, TaskPhase, 
 use super::histograms::PollHistograms;
 use crate::io::IoWait;
 use crate::primitives::lock_std;
+use crate::telemetry::cpu::CpuWatch;
 use crate::telemetry::hook::{Probe, Stamp, micros, stamped};
 use crate::telemetry::{TelemetryConfig, Thresholds, Verdict};
 
@@ -310,12 +311,21 @@ pub(crate) struct ExecProbe {
     local_wakes: AtomicU64,
     self_wakes: AtomicU64,
     stale_wakes: AtomicU64,
+    /// The executor's thread's account with the scheduler (made on that
+    /// thread; only with the host's clock), so that a thread starved of
+    /// CPU is not taken for a blocked or slow executor.
+    cpu: Option<CpuWatch>,
 }
 
 impl ExecProbe {
+    /// Made on the executor's thread.
     pub(crate) fn new(config: TelemetryConfig) -> Self {
+        let probe = Probe::new(config);
+        let cpu = (probe.config.clock.is_none() && !cfg!(miri))
+            .then(|| CpuWatch::this_thread(probe.now()));
         Self {
-            probe: Probe::new(config),
+            cpu,
+            probe,
             polling: PollStamp::new(),
             last: Stamp::new(),
             slots: Mutex::new(Vec::new()),
@@ -796,21 +806,42 @@ impl ExecProbe {
             }
         }
         ready.sort();
+        // Looked at on every call, so that the window is the time since
+        // the previous one.
+        let look = self
+            .cpu
+            .as_ref()
+            .and_then(|cpu| Some((cpu, cpu.look(now)?)));
+        let starved = |task, name, delayed, limit| {
+            let (cpu, look) = look?;
+            cpu.fared(look, delayed)?
+                .verdict(task, name, None, delayed, limit)
+        };
         if let Some((task, start)) = blocked {
-            verdicts.push(Verdict::WorkerBlocked {
-                task,
-                name: blocked_name,
-                worker: None,
-                running_for: Duration::from_nanos(age(start)),
-                ready_behind: ready.len(),
-            });
+            let running_for = Duration::from_nanos(age(start));
+            verdicts.push(
+                starved(task, blocked_name, running_for, thresholds.blocked).unwrap_or(
+                    Verdict::WorkerBlocked {
+                        task,
+                        name: blocked_name,
+                        worker: None,
+                        running_for,
+                        ready_behind: ready.len(),
+                    },
+                ),
+            );
         } else if !long_poll && let Some(&(at, task, name)) = ready.first() {
-            verdicts.push(Verdict::ReadyButDelayed {
-                task,
-                name,
-                ready_for: Duration::from_nanos(age(at)),
-                ready_tasks: ready.len(),
-            });
+            let ready_for = Duration::from_nanos(age(at));
+            verdicts.push(
+                starved(task, name, ready_for, thresholds.ready_delay).unwrap_or(
+                    Verdict::ReadyButDelayed {
+                        task,
+                        name,
+                        ready_for,
+                        ready_tasks: ready.len(),
+                    },
+                ),
+            );
         }
         for (on, waiting, since) in lines {
             verdicts.push(Verdict::Backpressure {

@@ -242,6 +242,7 @@ impl Engine {
         let Some(probe) = self.probe.get() else {
             return Vec::new();
         };
+        let now = probe.now();
         let seen = {
             let state = lock(&self.state);
             let in_flight = match self.config.bound {
@@ -263,8 +264,13 @@ impl Engine {
                     .workers
                     .iter()
                     .filter_map(|w| {
+                        // Every worker's account is looked at on each call,
+                        // so its window is the time since the last one.
+                        let look = w.cpu.get().and_then(|cpu| Some((cpu, cpu.look(now)?)));
                         let (task, start) = w.running.read()?;
-                        Some((w.id, task, start))
+                        let running_for = Duration::from_nanos(now.saturating_sub(start));
+                        let fared = look.and_then(|(cpu, look)| cpu.fared(look, running_for));
+                        Some((w.id, task, start, fared))
                     })
                     .collect(),
             }
@@ -558,6 +564,13 @@ impl Engine {
 
     fn work_loop(self: &Arc<Self>, cell: &WorkerCell) {
         enter_worker(self);
+        if let Some(probe) = self.probe()
+            && probe.watches_cpu()
+        {
+            let _ = cell
+                .cpu
+                .set(crate::telemetry::cpu::CpuWatch::this_thread(probe.now()));
+        }
         let mut state = lock(&self.state);
         state.starting -= 1;
         loop {

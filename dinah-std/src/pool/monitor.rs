@@ -48,7 +48,10 @@ impl PoolMonitor {
     ///   is reported for it (its long jobs are that verdict's evidence); a
     ///   pool merely at its limit, admitting and finishing jobs, is not;
     /// - otherwise each task running longer than `blocked` is
-    ///   [`WorkerBlocked`](Verdict::WorkerBlocked), naming its worker;
+    ///   [`WorkerBlocked`](Verdict::WorkerBlocked), naming its worker, or
+    ///   [`HostStarved`](Verdict::HostStarved) when that worker's thread was
+    ///   runnable and waiting for a CPU the operating system gave to others
+    ///   (Linux, host's clock only);
     /// - a worker pool that refused a submission as full within
     ///   `admission_window` is [`AdmissionFull`](Verdict::AdmissionFull).
     ///

@@ -31,6 +31,17 @@ impl PoolProbe {
         }
     }
 
+    /// Whether its workers watch their account with the scheduler: only
+    /// with the host's clock (see `telemetry::cpu`).
+    pub(crate) fn watches_cpu(&self) -> bool {
+        self.probe.config.clock.is_none() && !cfg!(miri)
+    }
+
+    /// Now, on the pool's clock.
+    pub(crate) fn now(&self) -> u64 {
+        self.probe.now()
+    }
+
     /// A submission was accepted with `queued` tasks now waiting; returns its
     /// stamp.
     pub(crate) fn submitted(&self, task: TaskId, queued: usize) -> u64 {
@@ -122,16 +133,19 @@ impl PoolProbe {
                 return verdicts;
             }
         }
-        for &(worker, task, start) in &seen.running {
+        for &(worker, task, start, fared) in &seen.running {
             let running_for = age(start);
             if running_for > thresholds.blocked {
-                verdicts.push(Verdict::WorkerBlocked {
+                let starved = fared.and_then(|f| {
+                    f.verdict(task, None, Some(worker), running_for, thresholds.blocked)
+                });
+                verdicts.push(starved.unwrap_or(Verdict::WorkerBlocked {
                     name: None,
                     task,
                     worker: Some(worker),
                     running_for,
                     ready_behind: 0,
-                });
+                }));
             }
         }
         if !seen.blocking
@@ -164,6 +178,12 @@ pub(crate) struct Seen {
     pub(crate) bound: AdmissionBound,
     pub(crate) oldest_queued: Option<u64>,
     /// Each running task with a start stamp: its worker, the task, the
-    /// start.
-    pub(crate) running: Vec<(dinah_core::WorkerId, TaskId, u64)>,
+    /// start, and how its thread fared with the scheduler since the last
+    /// look (where that is known).
+    pub(crate) running: Vec<(
+        dinah_core::WorkerId,
+        TaskId,
+        u64,
+        Option<crate::telemetry::cpu::Fared>,
+    )>,
 }

@@ -40,6 +40,9 @@ pub(crate) struct WorkerCell {
     /// The task it is running and when that task started (with telemetry;
     /// 0 without), published together.
     pub(crate) running: PollStamp,
+    /// Its thread's account with the scheduler, set by the thread when it
+    /// starts in a pool that measures with the host's clock.
+    pub(crate) cpu: std::sync::OnceLock<crate::telemetry::cpu::CpuWatch>,
 }
 
 impl WorkerCell {
@@ -50,6 +53,7 @@ impl WorkerCell {
             panicked: AtomicU64::new(0),
             cancelled: AtomicU64::new(0),
             running: PollStamp::new(),
+            cpu: std::sync::OnceLock::new(),
         }
     }
 

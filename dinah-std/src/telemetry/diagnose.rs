@@ -47,7 +47,8 @@ impl Thresholds {
     }
 }
 
-/// The five causes a stall can have, without their evidence.
+/// The causes a stall can have, without their evidence: six of the
+/// service's, and the host's CPU starvation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum Cause {
@@ -64,6 +65,9 @@ pub enum Cause {
     /// Tasks wait long in the line of a channel or semaphore the
     /// application owns.
     Backpressure,
+    /// A runtime's thread was runnable but the operating system gave its
+    /// CPU to others: the host's capacity, not the service's fault.
+    HostStarved,
 }
 
 /// One thing that is not progressing, why, and the figures that show it.
@@ -160,6 +164,71 @@ pub enum Verdict {
         /// How long the first of them has waited.
         longest: Duration,
     },
+    /// A task's poll (or a pool's job) has run longer than
+    /// [`Thresholds::blocked`], or a task has been ready longer than
+    /// [`Thresholds::ready_delay`], and its thread was starved of CPU: it is
+    /// runnable (not asleep in a system call, not parked), waited for a CPU
+    /// at least half of that time, and that time less the wait is within
+    /// the threshold (the task's own time would not have crossed it). The
+    /// host's CPUs are oversubscribed and the task is not to blame. Given in place of the
+    /// [`WorkerBlocked`](Self::WorkerBlocked) or
+    /// [`ReadyButDelayed`](Self::ReadyButDelayed) the wall time alone would
+    /// say; a poll that burns its CPU or sleeps in a system call keeps
+    /// those.
+    ///
+    /// Only where the scheduler's account of a thread can be read (Linux's
+    /// `/proc/self/task/<tid>/schedstat`) and the runtime reads the host's
+    /// clock (not a `ManualClock`). The window runs to now from the
+    /// diagnosis's earliest look at the thread within the delay (or its
+    /// latest before the delay, or the thread's start): a diagnosis called
+    /// seldom sets waits from before the delay against it, which
+    /// [`CpuShare`] shows.
+    HostStarved {
+        /// The task delayed.
+        task: TaskId,
+        /// Its name, if it was spawned with one.
+        name: Option<&'static str>,
+        /// The pool thread running it; `None` for an executor's thread.
+        worker: Option<WorkerId>,
+        /// How long it has run (`WorkerBlocked`'s figure) or been ready
+        /// (`ReadyButDelayed`'s).
+        delayed: Duration,
+        /// How its thread fared with the scheduler.
+        cpu: CpuShare,
+    },
+}
+
+/// The rest of a [`Verdict::HostStarved`]: how the thread fared with the
+/// operating system's scheduler over the window the diagnosis judged.
+///
+/// The figures are the scheduler's account, read from `/proc`; they are
+/// not exact to the nanosecond against the runtime's clock, and a wait
+/// still under way is counted only where the thread did not sleep in the
+/// window (the kernel adds a wait to its account when the wait ends).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CpuShare {
+    /// The window: from the diagnosis's earliest look at the thread within
+    /// the delay (or its latest before it, or the thread's start) to now.
+    pub window: Duration,
+    /// How long, of it, the thread waited for a CPU while runnable.
+    pub waited: Duration,
+    /// How long, of it, the thread ran.
+    pub ran: Duration,
+}
+
+impl CpuShare {
+    /// A share with these figures, for code that builds verdicts of its
+    /// own (a test of an alert's wording, say). It checks nothing: a wait
+    /// or run longer than the window is kept as given.
+    #[must_use]
+    pub const fn new(window: Duration, waited: Duration, ran: Duration) -> Self {
+        Self {
+            window,
+            waited,
+            ran,
+        }
+    }
 }
 
 impl Verdict {
@@ -173,6 +242,7 @@ impl Verdict {
             Self::BlockingSaturated { .. } => Cause::BlockingSaturated,
             Self::AdmissionFull { .. } => Cause::AdmissionFull,
             Self::Backpressure { .. } => Cause::Backpressure,
+            Self::HostStarved { .. } => Cause::HostStarved,
         }
     }
 }
@@ -256,6 +326,27 @@ impl fmt::Display for Verdict {
                 f,
                 "AdmissionFull: {rejected_full} refused as full, the latest {since_last:?} ago; {queued}/{capacity} queued"
             ),
+            Self::HostStarved {
+                task,
+                name,
+                worker,
+                delayed,
+                cpu,
+            } => {
+                write!(
+                    f,
+                    "HostStarved: task {} delayed {delayed:?}",
+                    Named(*task, *name)
+                )?;
+                if let Some(worker) = worker {
+                    write!(f, " on worker {}", worker.get())?;
+                }
+                write!(
+                    f,
+                    ", not by its own code: its thread waited {:?} of the last {:?} for a CPU (ran {:?}); the host's CPUs are oversubscribed",
+                    cpu.waited, cpu.window, cpu.ran
+                )
+            }
             Self::Backpressure {
                 on,
                 waiting,

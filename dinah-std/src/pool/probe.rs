@@ -187,3 +187,71 @@ pub(crate) struct Seen {
         Option<crate::telemetry::cpu::Fared>,
     )>,
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::telemetry::cpu::Fared;
+    use crate::telemetry::{Cause, ManualClock};
+    use dinah_core::WorkerId;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    /// How a worker's thread fared over a 150 ms window, runnable now.
+    fn fared(ran: u64, waited: u64) -> Option<Fared> {
+        Some(Fared {
+            window: ms(150),
+            ran: ms(ran),
+            waited: ms(waited),
+            runnable: true,
+        })
+    }
+
+    #[test]
+    fn a_long_job_on_a_starved_thread_names_the_host_and_one_that_ran_is_blocked() {
+        let clock = ManualClock::new();
+        let probe = PoolProbe::new(TelemetryConfig::new().with_clock(clock.clone()));
+        clock.advance(ms(150));
+        let worker = |n| WorkerId::new(n).unwrap();
+        let task = |n| TaskId::new(n).unwrap();
+        let seen = Seen {
+            blocking: false,
+            queued: 0,
+            in_flight: 3,
+            running_tasks: 3,
+            capacity: 8,
+            bound: AdmissionBound::Queued,
+            oldest_queued: None,
+            running: vec![
+                // Waited 140 ms of its 150: the host's.
+                (worker(1), task(1), 0, fared(1, 140)),
+                // Ran 120 ms of its 150: its own.
+                (worker(2), task(2), 0, fared(120, 30)),
+                // Nothing known of its thread: the wall time's verdict.
+                (worker(3), task(3), 0, None),
+            ],
+        };
+        let verdicts = probe.diagnose(&Thresholds::default(), &seen);
+        let causes: Vec<_> = verdicts.iter().map(Verdict::cause).collect();
+        assert_eq!(
+            causes,
+            [
+                Cause::HostStarved,
+                Cause::WorkerBlocked,
+                Cause::WorkerBlocked
+            ]
+        );
+        let Verdict::HostStarved {
+            task: starved,
+            worker: on,
+            delayed,
+            ..
+        } = verdicts[0]
+        else {
+            unreachable!()
+        };
+        assert_eq!((starved, on, delayed), (task(1), Some(worker(1)), ms(150)));
+    }
+}

@@ -34,6 +34,32 @@ async fn settle() {
     }
 }
 
+/// A loopback connection: the peer's end, and dinah's end to share among
+/// tasks.
+fn connected() -> (std::net::TcpStream, std::rc::Rc<TcpStream>) {
+    let listener = std::net::TcpListener::bind(loopback()).unwrap();
+    let peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (theirs, _) = listener.accept().unwrap();
+    (peer, std::rc::Rc::new(TcpStream::from_std(theirs).unwrap()))
+}
+
+/// Awaits every handle in turn, within the guard: what each task gave back,
+/// in the handles' order. `waiter` names the tasks in the failure message.
+async fn every_one_served<T, E: std::fmt::Debug, J: std::fmt::Debug>(
+    handles: Vec<impl std::future::Future<Output = Result<Result<T, E>, J>>>,
+    waiter: &str,
+) -> Vec<T> {
+    timeout(GUARD, async {
+        let mut outputs = Vec::new();
+        for handle in handles {
+            outputs.push(handle.await.unwrap().unwrap());
+        }
+        outputs
+    })
+    .await
+    .unwrap_or_else(|_| panic!("not every {waiter} was woken"))
+}
+
 #[test]
 fn every_task_accepting_on_one_listener_gets_a_connection() {
     let executor = LocalExecutor::new();
@@ -65,17 +91,7 @@ fn every_task_accepting_on_one_listener_gets_a_connection() {
         }
         streams
     });
-    let streams = executor.block_on(async {
-        timeout(GUARD, async {
-            let mut streams = Vec::new();
-            for handle in handles {
-                streams.push(handle.await.unwrap().unwrap());
-            }
-            streams
-        })
-        .await
-        .expect("every accepter is woken")
-    });
+    let streams = executor.block_on(async { every_one_served(handles, "accepter").await });
     assert_eq!(streams.len(), WAITERS);
     drop(client.join().unwrap());
 }
@@ -83,10 +99,7 @@ fn every_task_accepting_on_one_listener_gets_a_connection() {
 #[test]
 fn every_task_reading_one_stream_is_woken_by_the_bytes_it_may_read() {
     let executor = LocalExecutor::new();
-    let listener = std::net::TcpListener::bind(loopback()).unwrap();
-    let mut peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-    let (theirs, _) = listener.accept().unwrap();
-    let stream = std::rc::Rc::new(TcpStream::from_std(theirs).unwrap());
+    let (mut peer, stream) = connected();
     let (read, done) = mpsc::channel::<u8>();
     let handles: Vec<_> = (0..WAITERS)
         .map(|_| {
@@ -112,15 +125,7 @@ fn every_task_reading_one_stream_is_woken_by_the_bytes_it_may_read() {
     });
     let mut bytes = executor.block_on(async {
         settle().await;
-        timeout(GUARD, async {
-            let mut bytes = Vec::new();
-            for handle in handles {
-                bytes.push(handle.await.unwrap().unwrap());
-            }
-            bytes
-        })
-        .await
-        .expect("every reader is woken")
+        every_one_served(handles, "reader").await
     });
     bytes.sort_unstable();
     assert_eq!(bytes, [0, 1, 2, 3]);
@@ -130,10 +135,7 @@ fn every_task_reading_one_stream_is_woken_by_the_bytes_it_may_read() {
 #[test]
 fn every_task_writing_to_a_full_stream_is_woken_when_it_drains() {
     let executor = LocalExecutor::new();
-    let listener = std::net::TcpListener::bind(loopback()).unwrap();
-    let mut peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-    let (theirs, _) = listener.accept().unwrap();
-    let stream = std::rc::Rc::new(TcpStream::from_std(theirs).unwrap());
+    let (mut peer, stream) = connected();
     const CHUNK: usize = 64 * 1024;
     let written = executor.block_on(async {
         // Fill the connection until a write would block.
@@ -168,15 +170,7 @@ fn every_task_writing_to_a_full_stream_is_woken_when_it_drains() {
             }
             got
         });
-        let each = timeout(GUARD, async {
-            let mut sum = 0;
-            for handle in handles {
-                sum += handle.await.unwrap().unwrap();
-            }
-            sum
-        })
-        .await
-        .expect("every writer is woken");
+        let each: usize = every_one_served(handles, "writer").await.iter().sum();
         (filled + each, reader)
     });
     let (sent, reader) = written;
@@ -230,15 +224,7 @@ fn udp_waiters(connected: bool) {
     });
     let mut got = executor.block_on(async {
         settle().await;
-        timeout(GUARD, async {
-            let mut got = Vec::new();
-            for handle in handles {
-                got.push(handle.await.unwrap().unwrap());
-            }
-            got
-        })
-        .await
-        .expect("every receiver is woken")
+        every_one_served(handles, "receiver").await
     });
     got.sort_unstable();
     assert_eq!(got, [0, 1, 2, 3]);
@@ -309,16 +295,7 @@ fn all_served<T: 'static>(
     executor.block_on(async {
         settle().await;
         release().await;
-        timeout(GUARD, async {
-            let mut outputs = Vec::new();
-            for handle in handles {
-                let Ok(output) = handle.await.unwrap();
-                outputs.push(output);
-            }
-            outputs
-        })
-        .await
-        .expect("every waiter is woken")
+        every_one_served(handles, "waiter").await
     })
 }
 

@@ -239,6 +239,30 @@ fn a_timeout_at_a_deadline_elapses_or_returns_the_output<H: Harness>() {
     assert_eq!((figures.fired, figures.cancelled, figures.armed), (3, 3, 0));
 }
 
+/// The first five ticks of a 10 ms interval under `rule`, in ms from its
+/// start, when the task works `work` after the second.
+fn five_ticks<H: Harness>(rule: MissedTicks, work: Duration) -> Vec<u64> {
+    let mut harness = H::new();
+    let driver = harness.driver();
+    let start = driver.now();
+    let worker = harness.worker();
+    harness.block_on(async {
+        let mut interval = driver
+            .clone()
+            .interval(Duration::from_millis(10), rule)
+            .unwrap();
+        let mut seen = Vec::new();
+        for round in 0..5 {
+            let tick = interval.tick().await;
+            seen.push((tick - start) * 1_000 / driver.ticks_per_second());
+            if round == 1 {
+                worker(work);
+            }
+        }
+        seen
+    })
+}
+
 fn intervals_follow_their_missed_tick_rule<H: Harness>() {
     // Period 10 ms. After its second tick the task works 25 ms, so the
     // tick due at 20 completes late, at 35, under every rule; the rule says
@@ -249,25 +273,7 @@ fn intervals_follow_their_missed_tick_rule<H: Harness>() {
         (MissedTicks::Skip, [0, 10, 20, 40, 50]),
     ];
     for (rule, due) in expect {
-        let mut harness = H::new();
-        let driver = harness.driver();
-        let start = driver.now();
-        let work = harness.worker();
-        let seen = harness.block_on(async {
-            let mut interval = driver
-                .clone()
-                .interval(Duration::from_millis(10), rule)
-                .unwrap();
-            let mut seen = Vec::new();
-            for round in 0..5 {
-                let tick = interval.tick().await;
-                seen.push((tick - start) * 1_000 / driver.ticks_per_second());
-                if round == 1 {
-                    work(Duration::from_millis(25));
-                }
-            }
-            seen
-        });
+        let seen = five_ticks::<H>(rule, Duration::from_millis(25));
         assert_eq!(seen, due, "{rule:?}");
     }
 }
@@ -277,25 +283,7 @@ fn a_tick_exactly_one_period_late_keeps_the_schedule_under_every_rule<H: Harness
     // due at 20 completes at 30, exactly one period late: the tick after
     // it is due that instant, so nothing is behind and no rule applies.
     for rule in [MissedTicks::Burst, MissedTicks::Delay, MissedTicks::Skip] {
-        let mut harness = H::new();
-        let driver = harness.driver();
-        let start = driver.now();
-        let work = harness.worker();
-        let seen = harness.block_on(async {
-            let mut interval = driver
-                .clone()
-                .interval(Duration::from_millis(10), rule)
-                .unwrap();
-            let mut seen = Vec::new();
-            for round in 0..5 {
-                let tick = interval.tick().await;
-                seen.push((tick - start) * 1_000 / driver.ticks_per_second());
-                if round == 1 {
-                    work(Duration::from_millis(20));
-                }
-            }
-            seen
-        });
+        let seen = five_ticks::<H>(rule, Duration::from_millis(20));
         assert_eq!(seen, [0, 10, 20, 30, 40], "{rule:?}");
     }
 }

@@ -34,9 +34,10 @@ fn take(source: &ModelSource) {
     source.forget(key);
 }
 
-#[test]
-fn two_tasks_waiting_one_way_are_each_woken_by_the_event() {
-    loom::model(|| {
+/// Two tasks take an item each while `arrivals` bring two items in all,
+/// an event per entry; each must be woken to take its item.
+fn two_waiters_served_by(arrivals: &'static [u64]) {
+    loom::model(move || {
         let source = Arc::new(ModelSource::new());
         let waiters: Vec<_> = (0..2)
             .map(|_| {
@@ -44,7 +45,9 @@ fn two_tasks_waiting_one_way_are_each_woken_by_the_event() {
                 thread::spawn(move || take(&source))
             })
             .collect();
-        source.arrive(2);
+        for &items in arrivals {
+            source.arrive(items);
+        }
         for waiter in waiters {
             waiter.join().unwrap();
         }
@@ -52,21 +55,13 @@ fn two_tasks_waiting_one_way_are_each_woken_by_the_event() {
 }
 
 #[test]
+fn two_tasks_waiting_one_way_are_each_woken_by_the_event() {
+    two_waiters_served_by(&[2]);
+}
+
+#[test]
 fn two_events_one_item_each_serve_both_waiters() {
-    loom::model(|| {
-        let source = Arc::new(ModelSource::new());
-        let waiters: Vec<_> = (0..2)
-            .map(|_| {
-                let source = Arc::clone(&source);
-                thread::spawn(move || take(&source))
-            })
-            .collect();
-        source.arrive(1);
-        source.arrive(1);
-        for waiter in waiters {
-            waiter.join().unwrap();
-        }
-    });
+    two_waiters_served_by(&[1, 1]);
 }
 
 #[test]

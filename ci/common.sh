@@ -59,6 +59,7 @@ apt_retry_while_locked() {
 # Runs apt-get as root or through sudo, updating the package lists once, and
 # waiting (within APT_LOCK_WAIT) for another process's apt to finish.
 apt_install() {
+    echo "installing from apt: $* (a few minutes on a fresh machine; apt prints little meanwhile)"
     local sudo=()
     [ "$(id -u)" -eq 0 ] || sudo=(sudo)
     if [ -z "${DINAH_APT_UPDATED:-}" ]; then
@@ -86,6 +87,7 @@ setup_embedded_toolchain() {
             has_target_core "$t" || missing+=("$t")
         done
         if [ ${#missing[@]} -gt 0 ]; then
+            echo "installing rustup targets: ${missing[*]} (up to two minutes)"
             timeout 120 rustup target add "${missing[@]}" >/dev/null 2>&1 || true
         fi
         missing=()

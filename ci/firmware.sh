@@ -23,8 +23,8 @@ setup_embedded_toolchain "${targets[@]}"
 
 command -v qemu-system-arm >/dev/null || apt_install qemu-system-arm
 if ! command -v defmt-print >/dev/null; then
-    step "installing defmt-print 1.2.0"
-    cargo install defmt-print --version 1.2.0 --locked --quiet
+    step "installing defmt-print 1.2.0 (cargo builds it from source: a few minutes, one line per crate)"
+    cargo install defmt-print --version 1.2.0 --locked
 fi
 
 firmware_dir=examples/qemu

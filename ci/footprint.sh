@@ -117,7 +117,10 @@ wake_cost() {
     elf="$CARGO_TARGET_DIR/thumbv7m-none-eabi/release/dinah-qemu-wake-cost"
     watch_elf="$CARGO_TARGET_DIR/thumbv7m-none-eabi/release/dinah-qemu-watch-cost"
     timed_elf="$CARGO_TARGET_DIR/thumbv7m-none-eabi/release/dinah-qemu-timed-cost"
-    command -v defmt-print >/dev/null || cargo install defmt-print --version 1.2.0 --locked --quiet
+    if ! command -v defmt-print >/dev/null; then
+        echo "installing defmt-print 1.2.0 (cargo builds it from source: a few minutes, one line per crate)"
+        cargo install defmt-print --version 1.2.0 --locked
+    fi
     command -v qemu-system-arm >/dev/null || apt_install qemu-system-arm
     line=$(cd examples/qemu && ./run.sh "$elf" | grep 'instructions per wake+poll')
     cost=$(echo "$line" | sed -n 's/.*: \([0-9]*\)\.[0-9]*$/\1/p')

@@ -17,8 +17,8 @@ if ! nightly_with rust-src; then
     exit 0
 fi
 if ! command -v cargo-fuzz >/dev/null; then
-    step "installing cargo-fuzz"
-    cargo install cargo-fuzz --locked --quiet
+    step "installing cargo-fuzz (cargo builds it from source: a few minutes, one line per crate)"
+    cargo install cargo-fuzz --locked
 fi
 
 runs="${DINAH_FUZZ_RUNS:-50000}"

@@ -12,8 +12,10 @@ step "cargo test -p dinah --no-default-features (the facade without std: tests/f
 cargo test -p dinah --no-default-features 2>&1 | tee -a "$log"
 step "cargo test -p dinah --features tracing --test tracing_bridge (the tracing bridge, seen by a tracing-subscriber layer)"
 cargo test -p dinah --features tracing --test tracing_bridge 2>&1 | tee -a "$log"
-step "cargo run --example runtime_basics"
+step "cargo run --example runtime_basics (the main example: tasks, a channel, timers)"
 cargo run --example runtime_basics
+step "cargo run --example queue_basics"
+cargo run --example queue_basics
 step "cargo run --example executor_basics"
 cargo run --example executor_basics
 step "cargo run --example pools"

@@ -5,7 +5,10 @@ source "$(dirname "$0")/common.sh"
 
 msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 step "dinah-core with Rust $msrv (the declared rust-version)"
-rustup toolchain list | grep -q "^$msrv" || timeout 300 rustup toolchain install "$msrv" --profile minimal
+if ! rustup toolchain list | grep -q "^$msrv"; then
+    echo "installing Rust $msrv through rustup (up to five minutes)"
+    timeout 300 rustup toolchain install "$msrv" --profile minimal
+fi
 cargo "+$msrv" check -p dinah-core
 cargo "+$msrv" check -p dinah-core --features defmt
 cargo "+$msrv" check -p dinah-std

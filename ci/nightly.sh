@@ -12,6 +12,7 @@ nightly_with() {
             | grep -q "^$component" || missing+=("$component")
     done
     [ ${#missing[@]} -eq 0 ] && return 0
+    echo "installing a nightly toolchain with ${missing[*]} through rustup (up to five minutes)"
     timeout 300 rustup toolchain install nightly --profile minimal \
         --component "$(IFS=,; echo "${missing[*]}")" >/dev/null 2>&1 || true
     for component in "$@"; do

@@ -1,7 +1,7 @@
-//! dinah's main example: a bounded queue, a sequential drain and a parallel
+//! Queues without an executor: a bounded queue, a sequential drain and a parallel
 //! drain, with results in dispatch order.
 //!
-//! Run it with `cargo run --example runtime_basics`.
+//! Run it with `cargo run --example queue_basics`.
 
 use dinah::BoundedQueue;
 use dinah::queue::QueuePushError;

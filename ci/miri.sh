@@ -23,7 +23,7 @@ echo "miri: tests/thread_limits.rs runs only its skip notice (Miri cannot start 
 echo "miri: tests/relay_stall.rs is compiled out (three runtimes and their threads take many minutes interpreted); its verdict logic runs here in tests/diagnose.rs, and the suite itself natively and under ThreadSanitizer"
 echo "miri: tests/chrome_trace.rs checks only the opening of the committed timelines in artifacts/traces (parsing half a megabyte of JSON interpreted takes many minutes); the generated timelines are checked in full"
 echo "miri: tests/relay.rs is compiled out (the relay service's three threads and their sockets through many round trips take many minutes interpreted); its parts' logic runs here in tests/net.rs and tests/diagnose.rs, and the suite itself natively and under ThreadSanitizer"
-echo "miri: tests/net.rs leaves out its UDP test, and the UDP half of one other (Miri has no sendto or socket ioctl); its TCP tests run, with 4 connections instead of 32"
+echo "miri: tests/net.rs leaves out its UDP test, and the UDP half of one other, and tests/multi_waiter.rs its three UDP tests (Miri has no sendto or socket ioctl); their TCP tests run, tests/net.rs with 4 connections instead of 32"
 echo "miri: the allocator-refusal half of dinah-std's capacity tests returns early (Miri halts on an allocation it cannot serve); the overflow half runs"
 
 step "cargo +nightly miri test --workspace (unit, integration and doc tests)"

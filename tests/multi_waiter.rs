@@ -15,7 +15,9 @@ use std::thread;
 use std::time::Duration;
 
 use dinah::LocalExecutor;
-use dinah::net::{TcpListener, TcpStream, UdpSocket};
+#[cfg(not(miri))]
+use dinah::net::UdpSocket;
+use dinah::net::{TcpListener, TcpStream};
 use dinah::task::yield_now;
 use dinah::time::timeout;
 

@@ -37,6 +37,7 @@ pub mod net;
 pub mod pool;
 mod primitives;
 pub mod queue;
+mod runtime;
 pub mod sync;
 pub mod task;
 pub mod telemetry;
@@ -55,6 +56,6 @@ pub use telemetry::TelemetryConfig;
 pub mod loom_support {
     //! The parallel dispatch protocol, exposed only to loom model tests.
     pub use crate::io::ModelSource;
-    pub use crate::io::driver::{Blocker, Driver};
     pub use crate::queue::dispatch::{Dispatch, Outcome, work};
+    pub use crate::runtime::park::{Blocker, Park};
 }

@@ -1,4 +1,4 @@
-//! Loom models of the executor's wait (`io::Driver`): a wake from another
+//! Loom models of the executor's wait (`runtime::Park`): a wake from another
 //! thread is never lost, whether the executor parks its thread or waits in
 //! its reactor, and whichever comes first: the wake, the decision to wait,
 //! or the wait itself. The reactor stands in as a blocker with a sticky
@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use dinah_std::loom_support::{Blocker, Driver};
+use dinah_std::loom_support::{Blocker, Park};
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread;
@@ -41,7 +41,7 @@ impl Blocker for Reactor {
 }
 
 /// The executor's loop: look for work, wait when there is none.
-fn run_until(driver: &Driver<Reactor>, work: &AtomicBool) {
+fn run_until(driver: &Park<Reactor>, work: &AtomicBool) {
     while !work.load(Ordering::Acquire) {
         driver.park(None);
     }
@@ -49,7 +49,7 @@ fn run_until(driver: &Driver<Reactor>, work: &AtomicBool) {
 
 fn wake_from_another_thread(with_reactor: bool) {
     loom::model(move || {
-        let driver = Arc::new(Driver::new(thread::current()));
+        let driver = Arc::new(Park::new(thread::current()));
         if with_reactor {
             driver.install(|| Ok::<_, ()>(Reactor::default())).unwrap();
         }
@@ -79,7 +79,7 @@ fn a_wake_is_never_lost_while_the_executor_waits_in_its_reactor() {
 #[test]
 fn two_wakers_and_two_rounds_of_work_are_all_seen() {
     loom::model(|| {
-        let driver = Arc::new(Driver::new(thread::current()));
+        let driver = Arc::new(Park::new(thread::current()));
         driver.install(|| Ok::<_, ()>(Reactor::default())).unwrap();
         let firsts = Arc::new(AtomicBool::new(false));
         let seconds = Arc::new(AtomicBool::new(false));
@@ -104,7 +104,7 @@ fn two_wakers_and_two_rounds_of_work_are_all_seen() {
 #[test]
 fn a_running_executor_costs_its_wakers_no_reactor_wake() {
     loom::model(|| {
-        let driver = Arc::new(Driver::new(thread::current()));
+        let driver = Arc::new(Park::new(thread::current()));
         let reactor =
             std::sync::Arc::clone(driver.install(|| Ok::<_, ()>(Reactor::default())).unwrap());
         // Nobody waits: the wake is one swap, and the next wait returns at

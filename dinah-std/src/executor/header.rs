@@ -9,9 +9,9 @@ use std::task::Wake;
 use dinah_core::raw::{Link32, TaskCell};
 use dinah_core::telemetry::Measure;
 
-use super::here;
 use super::hub::Hub;
 use super::probe::{ExecProbe, TaskProbe};
+use crate::runtime::context as here;
 use crate::task::CancelTarget;
 use crate::telemetry::HookScope;
 use crate::telemetry::hook::Hook;

@@ -13,21 +13,20 @@ use dinah_core::executor::SpawnError;
 use dinah_core::raw::WakeStack;
 use dinah_core::task::TaskOutput;
 
-use super::here;
 use super::ingress::{Ingress, Refused, Remote, Submission};
 use super::probe::ExecProbe;
-use crate::io::HostDriver;
+use crate::runtime::Driver;
+use crate::runtime::context as here;
 use crate::task::{Join, JoinHandle};
 use crate::telemetry::hook::Hook;
 use crate::telemetry::run_hooks;
-use crate::time::HostTimers;
 
 /// The executor's state that wakers and spawners on other threads reach.
 pub(super) struct Hub {
     pub(super) stack: WakeStack,
-    /// Where the executor's thread waits: parked, or in its reactor (it
-    /// cannot move: it is `!Send`).
-    pub(super) driver: Arc<HostDriver>,
+    /// The executor's timers and reactor, and where its thread waits:
+    /// parked, or in its reactor (it cannot move: it is `!Send`).
+    pub(crate) driver: Arc<Driver>,
     /// That thread's id, for the join handles of its tasks.
     pub(super) home: std::thread::ThreadId,
     pub(super) ingress: Ingress,
@@ -35,18 +34,15 @@ pub(super) struct Hub {
     next_task: std::sync::atomic::AtomicU64,
     /// The executor's telemetry, if it keeps any.
     pub(super) probe: Hook<Box<ExecProbe>>,
-    /// The executor's timers.
-    pub(crate) timers: Arc<HostTimers>,
 }
 
 impl Hub {
     /// `items` has room reserved for `capacity` submissions.
     pub(super) fn new(
-        driver: Arc<HostDriver>,
+        driver: Arc<Driver>,
         capacity: usize,
         items: VecDeque<Box<dyn Submission>>,
         probe: Hook<Box<ExecProbe>>,
-        timers: Arc<HostTimers>,
     ) -> Self {
         Self {
             stack: WakeStack::new(),
@@ -55,7 +51,6 @@ impl Hub {
             ingress: Ingress::new(capacity, items),
             next_task: std::sync::atomic::AtomicU64::new(1),
             probe,
-            timers,
         }
     }
 

@@ -15,7 +15,6 @@
 //! | `run.rs` | the run loop: slot table, tick storage, `block_on`, shutdown |
 //! | `hub.rs` | what other threads reach: wake stack, thread, ingress, ids |
 //! | `header.rs` | a task slot's header, which is its waker |
-//! | `here.rs` | which executor runs on this thread, and its local ready list |
 //! | `ingress.rs` | the bounded ingress of submissions |
 //! | `resolver.rs` | how a task's future resolves its join handle |
 //! | `spawner.rs` | [`Spawner`] |
@@ -24,7 +23,6 @@
 
 mod config;
 mod header;
-mod here;
 mod histograms;
 mod hub;
 mod ingress;
@@ -45,13 +43,13 @@ use dinah_core::executor::{SpawnError, TickReport};
 use dinah_core::task::TaskOutput;
 use dinah_core::telemetry::{Measure, Unmeasured};
 
+pub use crate::runtime::context::thread_context;
 pub use config::ExecutorConfig;
-pub use here::thread_context;
 pub use monitor::ExecutorMonitor;
 pub use report::ShutdownReport;
 pub use spawner::Spawner;
 
-use here::RunningHere;
+use crate::runtime::context::RunningHere;
 use run::Inner;
 
 use crate::queue::CapacityError;
@@ -296,7 +294,7 @@ impl<'a, M: Measure> LocalExecutor<'a, M> {
     /// [`block_on`](Self::block_on)).
     pub fn tick(&self, budget: usize) -> TickReport {
         let _entered = self.inner.enter("tick");
-        crate::time::enter(&self.inner.hub.timers);
+        crate::runtime::context::enter(&self.inner.hub.driver);
         let here = RunningHere::enter(self.inner.hub.address(), &self.inner.local);
         // The caller may do anything before its next tick.
         let _unchain = run::UnchainOnExit(&self.inner);
@@ -398,7 +396,7 @@ impl<'a, M: Measure> LocalExecutor<'a, M> {
     /// clock, reads the timers' figures.
     #[must_use]
     pub fn timer(&self) -> crate::time::TimerHandle {
-        crate::time::TimerHandle::new(Arc::clone(&self.inner.hub.timers))
+        crate::time::TimerHandle::new(Arc::clone(&self.inner.hub.driver))
     }
 
     /// The figures of this executor's reactor: sockets registered,
@@ -414,7 +412,7 @@ impl<'a, M: Measure> LocalExecutor<'a, M> {
         self.inner
             .hub
             .driver
-            .blocker()
+            .reactor()
             .map(|reactor| reactor.figures())
             .unwrap_or_default()
     }
@@ -441,11 +439,11 @@ impl Default for LocalExecutor<'_> {
 
 impl<M: Measure> Drop for LocalExecutor<'_, M> {
     fn drop(&mut self) {
-        crate::time::leave(&self.inner.hub.timers);
+        crate::runtime::context::leave(&self.inner.hub.driver);
         if !self.inner.running.get() && !self.inner.closed.get() {
             self.inner.shutdown();
         }
-        self.inner.hub.timers.stop_keeping_wakers();
+        self.inner.hub.driver.timers().stop_keeping_wakers();
     }
 }
 
@@ -483,7 +481,7 @@ impl<'a, M: Measure> LocalSpawner<'a, M> {
     /// The executor's timers, as [`LocalExecutor::timer`].
     #[must_use]
     pub fn timer(&self) -> crate::time::TimerHandle {
-        crate::time::TimerHandle::new(Arc::clone(&self.inner.hub.timers))
+        crate::time::TimerHandle::new(Arc::clone(&self.inner.hub.driver))
     }
 
     /// A [`TaskGroup`](crate::task::TaskGroup) whose children are spawned

@@ -55,7 +55,7 @@ impl ExecutorMonitor {
     /// refused, late, and the lag histogram.
     #[must_use]
     pub fn timers(&self) -> dinah_core::time::TimerFigures {
-        self.hub.timers.figures()
+        self.hub.driver.timers().figures()
     }
 
     /// The figures of the executor's reactor (all zero before its first
@@ -64,7 +64,7 @@ impl ExecutorMonitor {
     pub fn io(&self) -> crate::io::IoFigures {
         self.hub
             .driver
-            .blocker()
+            .reactor()
             .map(|reactor| reactor.figures())
             .unwrap_or_default()
     }
@@ -99,7 +99,7 @@ impl ExecutorMonitor {
     /// `NoWake`.
     #[must_use]
     pub fn diagnose(&self, thresholds: &Thresholds) -> Vec<Verdict> {
-        if let Some(reactor) = self.hub.driver.blocker() {
+        if let Some(reactor) = self.hub.driver.reactor() {
             reactor.turn_if_free();
         }
         let mut verdicts = Vec::new();

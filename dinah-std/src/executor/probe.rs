@@ -13,6 +13,7 @@ use dinah_core::telemetry::{ExecutorFigures, PollStamp, TaskFigures, TaskPhase, 
 use super::histograms::PollHistograms;
 use crate::io::IoWait;
 use crate::primitives::lock_std;
+use crate::runtime::context;
 use crate::telemetry::cpu::CpuWatch;
 use crate::telemetry::hook::{Probe, Stamp, micros, stamped};
 use crate::telemetry::{TelemetryConfig, Thresholds, Verdict};
@@ -481,9 +482,7 @@ impl ExecProbe {
         slot.waiting.clear();
         slot.timer_due.clear();
         // What earlier polls on this thread noted they wait on: forgotten.
-        crate::time::take_armed();
-        crate::sync::take_wait();
-        crate::io::clear_wait();
+        context::take_notes();
         let task = slot.id();
         let waited = if first {
             Waited::FirstPoll(now.saturating_sub(slot.spawned.get().unwrap_or(now)))
@@ -580,7 +579,8 @@ impl ExecProbe {
             None if queued => slot.ready.set_here(now),
             None => {
                 slot.waiting.set(now);
-                match crate::sync::take_wait() {
+                let notes = context::take_notes();
+                match notes.line {
                     Some(wait) => {
                         let mut line = lock_std(&slot.line);
                         if wait.joined || line.is_none() {
@@ -590,14 +590,14 @@ impl ExecProbe {
                     }
                     None => Self::leave_line(slot),
                 }
-                let io_wait = crate::io::take_wait();
+                let io_wait = notes.io_wait();
                 if io_wait.is_some()
                     && let Some(task) = task
                 {
                     self.probe.emit(task, TraceEventKind::IoWait, now);
                 }
                 Self::note_io_wait(slot, io_wait);
-                if let Some(due_in) = crate::time::take_armed() {
+                if let Some(due_in) = notes.armed {
                     slot.timer_due
                         .set(now.saturating_add(due_in.saturating_mul(1_000)));
                     if let Some(task) = task {

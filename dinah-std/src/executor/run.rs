@@ -20,19 +20,19 @@ use dinah_core::telemetry::{Measure, TraceEventKind};
 
 use super::config::ExecutorConfig;
 use super::header::Header;
-use super::here::RunningHere;
 use super::hub::Hub;
 use super::probe::{ExecProbe, TaskProbe};
 use super::report::ShutdownReport;
 use super::resolver::{AbortNote, BoxedTask, wrap};
-use crate::io::{Driver, IO_INTERVAL};
+use crate::io::IO_INTERVAL;
 use crate::pool::ShutdownPolicy;
 use crate::primitives::current;
 use crate::queue::CapacityError;
+use crate::runtime::context::RunningHere;
+use crate::runtime::{Driver, context};
 use crate::task::{CancelTarget, ChildEnd, ChildKind, ChildReport, Join, JoinError, JoinHandle};
 use crate::telemetry::hook::Hook;
 use crate::telemetry::{TelemetryConfig, resume_hook_panic, run_hooks};
-use crate::time::HostTimers;
 use crate::unwind::panic_text;
 use std::time::Duration;
 
@@ -192,20 +192,13 @@ impl<'a, M: Measure> Inner<'a, M> {
         let (_, items) = crate::queue::reserve(config.ingress_capacity)?;
         let measured = telemetry.is_some();
         let probe = Hook::new(telemetry.map(|telemetry| Box::new(ExecProbe::new(telemetry))));
-        let driver = Arc::new(Driver::new(current()).measuring(M::MEASURED && measured));
-        let timers = Arc::new(HostTimers::new(
+        let driver = Arc::new(Driver::new(
+            current(),
             config.start_paused,
-            Arc::clone(&driver),
             M::MEASURED && measured,
         ));
-        crate::time::enter(&timers);
-        let hub = Arc::new(Hub::new(
-            driver,
-            config.ingress_capacity,
-            items,
-            probe,
-            timers,
-        ));
+        context::enter(&driver);
+        let hub = Arc::new(Hub::new(driver, config.ingress_capacity, items, probe));
         let main = Header::new(MAIN, &hub, false);
         Ok(Self {
             main_waker: Waker::from(Arc::clone(&main)),
@@ -406,10 +399,10 @@ impl<'a, M: Measure> Inner<'a, M> {
         self.admit();
         // Timers due by now wake their tasks before the wake stack is read,
         // so they are polled in this tick. One atomic load when none is.
-        self.hub.timers.expire_due();
+        self.hub.driver.timers().expire_due();
         // Sockets' readiness, every `IO_INTERVAL` ticks once there are
         // sockets: under load the executor never waits in the reactor.
-        if self.hub.driver.blocker().is_some() {
+        if self.hub.driver.reactor().is_some() {
             let left = self.io_countdown.get();
             if left == 0 {
                 self.io_countdown.set(IO_INTERVAL);
@@ -505,7 +498,7 @@ impl<'a, M: Measure> Inner<'a, M> {
 
     pub(super) fn block_on<F: Future>(&self, future: F) -> F::Output {
         let _entered = self.enter("block_on");
-        crate::time::enter(&self.hub.timers);
+        context::enter(&self.hub.driver);
         let here = RunningHere::enter(self.hub.address(), &self.local);
         let mut future = pin!(future);
         // The future is named by an id of its own, so that a monitor can
@@ -548,7 +541,7 @@ impl<'a, M: Measure> Inner<'a, M> {
                 // Nothing ready: wait (parked, or in the reactor) until a
                 // wake, readiness or the next deadline (a paused clock jumps
                 // to it instead, and the reactor is only looked at).
-                self.hub.driver.park(self.hub.timers.park_limit());
+                self.hub.driver.park();
                 // The reactor was just looked at: the count starts again.
                 self.io_countdown.set(IO_INTERVAL);
             }
@@ -600,7 +593,7 @@ impl<'a, M: Measure> Inner<'a, M> {
                 header.cell.set_life(Life::Failed);
             }
         }
-        self.hub.timers.stop_keeping_wakers();
+        self.hub.driver.timers().stop_keeping_wakers();
         if M::MEASURED {
             resume_hook_panic();
         }
@@ -627,7 +620,7 @@ impl<'a, M: Measure> Inner<'a, M> {
             self.draining.set(true);
             self.hub.ingress.seal();
             *self.ended.borrow_mut() = Some(Vec::new());
-            let timer = crate::time::TimerHandle::new(Arc::clone(&self.hub.timers));
+            let timer = crate::time::TimerHandle::new(Arc::clone(&self.hub.driver));
             // A paused clock moves only when the executor idles, which a
             // task that keeps waking itself never lets it do: there the
             // deadline is counted in real time too, and the drain looks at

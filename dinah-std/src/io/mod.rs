@@ -30,18 +30,14 @@
 //! executor.
 #![forbid(unsafe_code)]
 
-pub(crate) mod driver;
 mod reactor;
 mod scheduled;
 
-use std::cell::Cell;
 use std::fmt;
-use std::io;
 use std::sync::Arc;
 
 use dinah_core::telemetry::Log2Histogram;
 
-pub(crate) use driver::Driver;
 pub(crate) use reactor::{Reactor, Registration};
 #[cfg(loom)]
 pub use scheduled::ModelSource;
@@ -50,9 +46,6 @@ pub(crate) use scheduled::WaitKey;
 /// How many ticks with work pass between looks at the reactor that do not
 /// wait (when nothing is ready the executor waits in it anyway).
 pub const IO_INTERVAL: u32 = 61;
-
-/// The driver of a hosted executor: its thread, then its reactor.
-pub(crate) type HostDriver = Driver<Reactor>;
 
 /// Which way a task waits on a socket.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -119,44 +112,4 @@ pub struct IoFigures {
     /// microseconds; kept only by an executor built `with_telemetry` (an
     /// unmeasured one reads no clock for it, and this stays empty).
     pub ready_to_poll_micros: Log2Histogram<24>,
-}
-
-/// The reactor of the executor running on this thread, made now if it has
-/// none yet.
-pub(crate) fn current_reactor() -> io::Result<Arc<Reactor>> {
-    let handle = crate::time::try_current().ok_or_else(|| {
-        io::Error::other(
-            "dinah: no LocalExecutor was made or entered on this thread, so there is no reactor \
-             to register a socket with",
-        )
-    })?;
-    let driver = handle.driver();
-    let measured = driver.is_measured();
-    driver.install(|| Reactor::new(measured)).map(Arc::clone)
-}
-
-std::thread_local! {
-    /// The socket wait the poll running on this thread left (its token and
-    /// way), for the executor's diagnosis: a plain copy, so an unmeasured
-    /// executor pays no more than that.
-    static WAIT: Cell<Option<(mio::Token, Interest)>> = const { Cell::new(None) };
-}
-
-/// Notes that the poll running on this thread waits on `token`.
-pub(crate) fn note_wait(token: mio::Token, interest: Interest) {
-    let _ = WAIT.try_with(|wait| wait.set(Some((token, interest))));
-}
-
-/// Forgets the socket wait the last poll on this thread left, if any.
-pub(crate) fn clear_wait() {
-    let _ = WAIT.try_with(|wait| wait.set(None));
-}
-
-/// Takes (and clears) the socket wait the last poll on this thread left,
-/// named by the reactor of the executor running here.
-pub(crate) fn take_wait() -> Option<IoWait> {
-    let (token, interest) = WAIT.try_with(Cell::take).ok().flatten()?;
-    let handle = crate::time::try_current()?;
-    let resource = handle.driver().blocker()?.label(token)?;
-    Some(IoWait { resource, interest })
 }

@@ -31,12 +31,12 @@ use std::time::{Duration, Instant};
 
 use dinah_core::telemetry::Log2Histogram;
 
-use super::driver::Blocker;
 use super::scheduled::{
     ERROR, READ_CLOSED, READABLE, ScheduledIo, UNSTAMPED, WRITABLE, WRITE_CLOSED, WaitKey,
 };
 use super::{Interest, IoFigures};
 use crate::primitives::lock_std;
+use crate::runtime::park::Blocker;
 
 const WAKE_TOKEN: mio::Token = mio::Token(usize::MAX);
 const EVENTS: usize = 256;
@@ -326,7 +326,8 @@ pub(crate) struct Registration {
 impl Registration {
     /// Runs `op` when `interest` is ready, as often as it reports
     /// `WouldBlock` and readiness comes again; while it waits, `cx`'s
-    /// waker is `key`'s waiter (see `ScheduledIo`'s invariant 4).
+    /// waker is `key`'s waiter (see `ScheduledIo`'s invariant 4). The
+    /// caller notes a pending wait in the runtime context.
     pub(crate) fn poll_io<R>(
         &self,
         cx: &mut Context<'_>,
@@ -336,7 +337,6 @@ impl Registration {
     ) -> Poll<io::Result<R>> {
         loop {
             let Poll::Ready(seen) = self.io.poll_ready(interest, key, cx) else {
-                super::note_wait(self.token, interest);
                 return Poll::Pending;
             };
             match op() {

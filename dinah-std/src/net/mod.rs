@@ -59,6 +59,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use crate::io::{Interest, Reactor, Registration, WaitKey};
+use crate::runtime::context;
 
 /// A `mio` source registered with a reactor; deregistered when dropped.
 struct Registered<S: mio::event::Source> {
@@ -69,7 +70,7 @@ struct Registered<S: mio::event::Source> {
 impl<S: mio::event::Source> Registered<S> {
     /// Registers `source` with the reactor of the executor on this thread.
     fn new(source: S, label: String) -> io::Result<Self> {
-        Self::with(crate::io::current_reactor()?, source, label)
+        Self::with(context::current_reactor()?, source, label)
     }
 
     /// Registers `source` with `reactor`.
@@ -91,8 +92,20 @@ impl<S: mio::event::Source> Registered<S> {
         mut op: impl FnMut(&S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
         let mut key = WaitKey::ANONYMOUS;
-        self.registration
-            .poll_io(cx, interest, &mut key, || op(&self.source))
+        let poll = self
+            .registration
+            .poll_io(cx, interest, &mut key, || op(&self.source));
+        self.noted(poll, interest)
+    }
+
+    /// Notes a pending wait in the runtime context, for the executor's
+    /// telemetry (a plain store).
+    #[inline]
+    fn noted<R>(&self, poll: Poll<R>, interest: Interest) -> Poll<R> {
+        if poll.is_pending() {
+            context::note_io_wait(self.registration.token, interest);
+        }
+        poll
     }
 
     /// An `async` operation's wait in `interest`: dropped before the
@@ -125,9 +138,11 @@ impl<S: mio::event::Source> Waiting<'_, S> {
         mut op: impl FnMut(&S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
         let source = &self.on.source;
-        self.on
+        let poll = self
+            .on
             .registration
-            .poll_io(cx, self.interest, &mut self.key, || op(source))
+            .poll_io(cx, self.interest, &mut self.key, || op(source));
+        self.on.noted(poll, self.interest)
     }
 }
 

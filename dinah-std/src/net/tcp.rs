@@ -141,7 +141,7 @@ impl TcpStream {
     /// executor was made or entered on this thread.
     pub async fn connect(addr: SocketAddr) -> io::Result<Self> {
         let stream = mio::net::TcpStream::connect(addr)?;
-        let stream = Self::register(crate::io::current_reactor()?, stream)?;
+        let stream = Self::register(crate::runtime::context::current_reactor()?, stream)?;
         // Connected when writable, and then the error (if any) is the
         // connection's.
         let mut wait = stream.inner.wait(Interest::Write);
@@ -174,7 +174,7 @@ impl TcpStream {
     pub fn from_std(stream: std::net::TcpStream) -> io::Result<Self> {
         stream.set_nonblocking(true)?;
         Self::register(
-            crate::io::current_reactor()?,
+            crate::runtime::context::current_reactor()?,
             mio::net::TcpStream::from_std(stream),
         )
     }

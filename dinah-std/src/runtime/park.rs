@@ -1,5 +1,6 @@
-//! [`Driver`]: where a [`LocalExecutor`](crate::executor::LocalExecutor)
-//! waits when no task is ready, and how other threads cut that wait short.
+//! [`Park`]: where a [`LocalExecutor`](crate::executor::LocalExecutor)'s
+//! thread waits when no task is ready, and how other threads cut that wait
+//! short.
 //!
 //! Until the executor's first socket, it parks its thread; from then on it
 //! waits in its reactor (a [`Blocker`]), which also hands out socket
@@ -55,7 +56,7 @@ pub trait Blocker: Send + Sync {
 }
 
 /// Where the executor waits (see the module docs).
-pub struct Driver<B> {
+pub struct Park<B> {
     state: AtomicUsize,
     thread: Thread,
     blocker: OnceLock<Arc<B>>,
@@ -64,8 +65,8 @@ pub struct Driver<B> {
     measured: bool,
 }
 
-impl<B: Blocker> Driver<B> {
-    /// A driver for the executor that runs on `thread`, parking it until a
+impl<B: Blocker> Park<B> {
+    /// The park of the executor that runs on `thread`, parking it until a
     /// blocker is [installed](Self::install).
     pub fn new(thread: Thread) -> Self {
         Self {
@@ -171,9 +172,9 @@ impl<B: Blocker> Driver<B> {
     }
 }
 
-impl<B> std::fmt::Debug for Driver<B> {
+impl<B> std::fmt::Debug for Park<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Driver")
+        f.debug_struct("Park")
             .field("reactor", &self.blocker.get().is_some())
             .finish_non_exhaustive()
     }

@@ -40,7 +40,6 @@
 //! No deadlock: a thread holds this lock only briefly and never while
 //! waiting on anything but this lock's own condition variables.
 
-use std::cell::Cell;
 use std::collections::VecDeque;
 use std::io;
 use std::sync::Arc;
@@ -70,26 +69,14 @@ use crate::telemetry::hook::Hook;
 use crate::telemetry::{TelemetryConfig, Thresholds, Verdict};
 use crate::unwind::drop_quietly;
 
-#[cfg(not(loom))]
-std::thread_local! {
-    /// The engine this thread works for (its address), or 0.
-    static WORKER_OF: Cell<usize> = const { Cell::new(0) };
-}
-#[cfg(loom)]
-loom::thread_local! {
-    static WORKER_OF: Cell<usize> = Cell::new(0);
-}
-
 pub(super) fn enter_worker(engine: &Arc<Engine>) {
-    WORKER_OF.with(|cell| cell.set(Arc::as_ptr(engine) as usize));
+    crate::runtime::context::enter_pool(Arc::as_ptr(engine) as usize);
 }
 
 /// Whether the calling thread is one of `engine`'s threads (never while its
 /// thread-locals are being destroyed: a pool thread's loop has ended then).
 pub(super) fn is_worker_of(engine: &Arc<Engine>) -> bool {
-    WORKER_OF
-        .try_with(|cell| cell.get() == Arc::as_ptr(engine) as usize)
-        .unwrap_or(false)
+    crate::runtime::context::is_pool_thread(Arc::as_ptr(engine) as usize)
 }
 
 /// How an engine starts and keeps its threads.

@@ -6,10 +6,11 @@
 //! thread whose thread-locals are being destroyed runs no executor, has no
 //! current driver and keeps no notes. The executor's part owns a list and
 //! references, so it has a destructor, and each access checks that it is
-//! registered; the poll notes are plain copies with none, so the measuring
-//! executor reads them after every poll without that check.
+//! registered; the rest (the pool a worker thread serves, and the poll
+//! notes) are plain copies with none, so the measuring executor reads its
+//! notes after every poll without that check.
 //!
-//! - **Running here.** A wake made on the executor's own thread while it
+//! - **Running here.** Which pool this thread works for, if any. A wake made on the executor's own thread while it
 //!   runs is queued on the local list, with no atomics, no push and no
 //!   unpark ([`mark_here`], [`queue_here`], [`RunningHere`]).
 //! - **The current driver.** The driver of the executor made, or entered
@@ -57,8 +58,11 @@ struct Context {
     current: RefCell<Current>,
 }
 
-/// What the poll running on this thread left waiting: no destructor.
-struct Notes {
+/// The context's parts that need no destructor: the pool whose worker this
+/// thread is, and what the poll running on this thread left waiting.
+struct Plain {
+    /// The pool engine this thread works for (its address), or 0.
+    pool: Cell<usize>,
     /// How far off (µs) the earliest timer armed by the poll running on
     /// this thread is due. `u64::MAX`: none.
     armed: Cell<u64>,
@@ -78,8 +82,9 @@ std::thread_local! {
             current: RefCell::new(Current { driver: None, spares: Vec::new() }),
         }
     };
-    static NOTES: Notes = const {
-        Notes {
+    static PLAIN: Plain = const {
+        Plain {
+            pool: Cell::new(0),
             armed: Cell::new(u64::MAX),
             io_wait: Cell::new(None),
             line_wait: Cell::new(None),
@@ -95,7 +100,8 @@ loom::thread_local! {
         local: RefCell::new(Vec::new()),
         current: RefCell::new(Current { driver: None, spares: Vec::new() }),
     };
-    static NOTES: Notes = Notes {
+    static PLAIN: Plain = Plain {
+        pool: Cell::new(0),
         armed: Cell::new(u64::MAX),
         io_wait: Cell::new(None),
         line_wait: Cell::new(None),
@@ -228,6 +234,21 @@ pub fn thread_context() -> usize {
     NAME.with(|name| std::ptr::from_ref(name) as usize)
 }
 
+/// Marks this thread as a worker of the pool engine at `address`, for the
+/// rest of its life.
+pub(crate) fn enter_pool(address: usize) {
+    PLAIN.with(|notes| notes.pool.set(address));
+}
+
+/// Whether this thread is a worker of the pool engine at `address` (never
+/// while its thread-locals are being destroyed: a pool thread's loop has
+/// ended then).
+pub(crate) fn is_pool_thread(address: usize) -> bool {
+    PLAIN
+        .try_with(|notes| notes.pool.get() == address)
+        .unwrap_or(false)
+}
+
 // ---- the current driver ----
 
 /// This thread's current driver.
@@ -345,18 +366,18 @@ pub(crate) fn note_armed(due_in: u64) {
     // `u64::MAX` is "nothing armed": a timer due that far off (it saturated)
     // is noted one short of it, still a timer.
     let due_in = due_in.min(u64::MAX - 1);
-    let _ = NOTES.try_with(|notes| notes.armed.set(notes.armed.get().min(due_in)));
+    let _ = PLAIN.try_with(|notes| notes.armed.set(notes.armed.get().min(due_in)));
 }
 
 /// Notes that the poll running on this thread waits on socket `token`.
 pub(crate) fn note_io_wait(token: mio::Token, interest: Interest) {
-    let _ = NOTES.try_with(|notes| notes.io_wait.set(Some((token, interest))));
+    let _ = PLAIN.try_with(|notes| notes.io_wait.set(Some((token, interest))));
 }
 
 /// Notes that the poll running on this thread waits in the line of the
 /// channel or semaphore named `name`; `joined` when that poll put it there.
 pub(crate) fn note_line_wait(name: Option<&'static str>, joined: bool) {
-    let _ = NOTES.try_with(|notes| notes.line_wait.set(Some(LineWait { name, joined })));
+    let _ = PLAIN.try_with(|notes| notes.line_wait.set(Some(LineWait { name, joined })));
 }
 
 /// What the polls on this thread noted since the last take.
@@ -387,7 +408,7 @@ impl PollNotes {
 /// Takes (and clears) what the polls on this thread noted since the last
 /// take: one look at the context for all three notes.
 pub(crate) fn take_notes() -> PollNotes {
-    NOTES
+    PLAIN
         .try_with(|notes| PollNotes {
             armed: Some(notes.armed.replace(u64::MAX)).filter(|&due_in| due_in != u64::MAX),
             line: notes.line_wait.take(),

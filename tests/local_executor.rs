@@ -105,40 +105,6 @@ fn a_panicking_task_fails_alone_with_its_message() {
 }
 
 #[test]
-fn cancel_drops_the_future_once_and_never_polls_it_again() {
-    let executor = LocalExecutor::new();
-    let (probe, drops, _) = DropProbe::new();
-    let polls = Rc::new(Cell::new(0));
-    let handle = {
-        let polls = Rc::clone(&polls);
-        executor
-            .try_spawn(async move {
-                let _probe = probe;
-                // Yields until cancelled (the bound is never reached).
-                while polls.get() < u32::MAX {
-                    polls.set(polls.get() + 1);
-                    yield_now().await;
-                }
-            })
-            .unwrap()
-    };
-    executor.tick(usize::MAX);
-    executor.tick(usize::MAX);
-    assert_eq!(polls.get(), 2);
-    assert!(!handle.is_finished());
-    assert!(handle.cancel());
-    // Requested, not yet carried out: the next scheduling point does it.
-    assert_eq!(drops.load(Ordering::SeqCst), 0);
-    let report = executor.tick(usize::MAX);
-    assert_eq!((report.cancelled, report.polled), (1, 0));
-    assert_eq!(drops.load(Ordering::SeqCst), 1);
-    assert!(handle.is_finished());
-    assert!(!handle.cancel(), "already over");
-    assert_eq!(executor.block_on(handle), Err(JoinError::Cancelled));
-    assert_eq!(polls.get(), 2);
-}
-
-#[test]
 fn a_dropped_handle_detaches_the_task() {
     let executor = LocalExecutor::new();
     let done = Rc::new(Cell::new(false));

@@ -37,86 +37,6 @@ fn wake(probe: &Probe) {
 }
 
 #[test]
-fn yield_once_is_polled_twice() {
-    static QUEUE: ReadyQueue<1> = ReadyQueue::new();
-    let log = Log::default();
-    let mut task = pin!(Some(async {
-        log.borrow_mut().push("task");
-        yield_now().await;
-        log.borrow_mut().push("task");
-    }));
-    let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
-    executor.try_spawn(task.as_mut()).unwrap();
-    let first = executor.tick(16);
-    assert_eq!(
-        (first.polled, first.completed, first.work_remaining),
-        (1, 0, true)
-    );
-    let second = executor.tick(16);
-    assert_eq!(
-        (second.polled, second.completed, second.self_woken),
-        (1, 1, 1)
-    );
-    assert_eq!(*log.borrow(), ["task", "task"]);
-    assert!(!executor.tick(16).work_remaining);
-}
-
-#[test]
-fn a_wake_enqueues_and_never_polls() {
-    static QUEUE: ReadyQueue<1> = ReadyQueue::new();
-    let probe = Probe::default();
-    let mut task = pin!(Some(probe.gate()));
-    let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
-    executor.try_spawn(task.as_mut()).unwrap();
-    executor.tick(16);
-    assert_eq!(probe.polls(), 1);
-
-    probe.open();
-    wake(&probe);
-    assert_eq!(probe.polls(), 1, "waking polled nothing");
-    let report = executor.tick(16);
-    assert_eq!(
-        (report.polled, report.woken_outside, report.completed),
-        (1, 1, 1)
-    );
-    assert_eq!(probe.polls(), 2);
-}
-
-#[test]
-fn wakes_before_the_next_poll_coalesce() {
-    static QUEUE: ReadyQueue<1> = ReadyQueue::new();
-    let probe = Probe::default();
-    let mut task = pin!(Some(probe.gate()));
-    let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
-    executor.try_spawn(task.as_mut()).unwrap();
-    executor.tick(16);
-    let waker = probe.parked.lock().unwrap().clone().unwrap();
-    for _ in 0..5 {
-        waker.wake_by_ref();
-    }
-    assert_eq!(executor.tick(16).polled, 1, "five wakes, one poll");
-    assert!(!executor.tick(16).work_remaining);
-}
-
-#[test]
-fn the_budget_leaves_the_rest_for_the_next_tick_in_order() {
-    static QUEUE: ReadyQueue<3> = ReadyQueue::new();
-    let log = Log::default();
-    let mut a = pin!(Some(async { log.borrow_mut().push("a") }));
-    let mut b = pin!(Some(async { log.borrow_mut().push("b") }));
-    let mut c = pin!(Some(async { log.borrow_mut().push("c") }));
-    let mut executor: AsyncExecutor<'_, 3> = AsyncExecutor::new(&QUEUE).unwrap();
-    executor.try_spawn(a.as_mut()).unwrap();
-    executor.try_spawn(b.as_mut()).unwrap();
-    executor.try_spawn(c.as_mut()).unwrap();
-    let first = executor.tick(2);
-    assert_eq!((first.polled, first.work_remaining), (2, true));
-    let second = executor.tick(2);
-    assert_eq!((second.polled, second.work_remaining), (1, false));
-    assert_eq!(*log.borrow(), ["a", "b", "c"]);
-}
-
-#[test]
 fn a_wake_during_its_own_poll_counts_from_the_poll_s_end_on_a_host() {
     static QUEUE: ReadyQueue<2> = ReadyQueue::new();
     let log = Log::default();
@@ -353,27 +273,6 @@ fn a_stale_waker_keeps_its_slot_and_never_reaches_the_next_task() {
     executor.try_spawn(second).unwrap();
     assert_eq!(executor.tick(8).completed, 1);
     assert_eq!(probe.polls(), 1);
-}
-
-#[test]
-fn a_waker_may_outlive_its_executor() {
-    static QUEUE: ReadyQueue<1> = ReadyQueue::new();
-    let kept: Mutex<Option<Waker>> = Mutex::new(None);
-    {
-        let mut task = pin!(Some(std::future::poll_fn(|cx| {
-            *kept.lock().unwrap() = Some(cx.waker().clone());
-            Poll::<()>::Pending
-        })));
-        let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(&QUEUE).unwrap();
-        executor.try_spawn(task.as_mut()).unwrap();
-        executor.tick(8);
-    }
-    // The executor and the task's storage are gone; the queue is static.
-    let waker = kept.lock().unwrap().take().unwrap();
-    let clone = waker.clone();
-    waker.wake();
-    clone.wake_by_ref();
-    drop(clone);
 }
 
 #[test]

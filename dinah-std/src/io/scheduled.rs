@@ -344,7 +344,15 @@ mod tests {
                     .is_pending()
             );
         }
-        assert_eq!(io.waiting(Interest::Read), 1, "found by will_wake");
+        // `will_wake` is best-effort: Miri gives a vtable a fresh address at
+        // each use, so there the same task may be kept more than once (each
+        // copy is woken: a spurious wake, never a lost one).
+        let anonymous = io.waiting(Interest::Read);
+        if cfg!(miri) {
+            assert!((1..=3).contains(&anonymous), "{anonymous}");
+        } else {
+            assert_eq!(anonymous, 1, "found by will_wake");
+        }
         let mut key = WaitKey::FRESH;
         for _ in 0..3 {
             assert!(
@@ -352,14 +360,18 @@ mod tests {
                     .is_pending()
             );
         }
-        assert_eq!(io.waiting(Interest::Read), 2, "a keyed waiter is its own");
+        assert_eq!(
+            io.waiting(Interest::Read),
+            anonymous + 1,
+            "a keyed waiter is its own"
+        );
         io.forget(Interest::Read, key);
-        assert_eq!(io.waiting(Interest::Read), 1);
+        assert_eq!(io.waiting(Interest::Read), anonymous);
         // Forgetting twice, or a key never stored, changes nothing.
         io.forget(Interest::Read, key);
         io.forget(Interest::Read, WaitKey::FRESH);
         io.forget(Interest::Read, WaitKey::ANONYMOUS);
-        assert_eq!(io.waiting(Interest::Read), 1);
+        assert_eq!(io.waiting(Interest::Read), anonymous);
     }
 
     #[test]

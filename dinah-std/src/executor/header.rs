@@ -10,7 +10,8 @@ use dinah_core::raw::{Link32, TaskCell};
 use dinah_core::telemetry::Measure;
 
 use super::hub::Hub;
-use super::probe::{ExecProbe, TaskProbe};
+use super::probe::ExecProbe;
+use super::task_probe::TaskProbe;
 use crate::runtime::context as here;
 use crate::task::CancelTarget;
 use crate::telemetry::HookScope;

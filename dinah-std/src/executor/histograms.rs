@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering, fence};
 
 use dinah_core::telemetry::{ExecutorFigures, Log2Histogram};
 
-use super::probe::PackedWait;
+use super::task_probe::PackedWait;
 use crate::telemetry::hook::micros;
 
 /// Buckets per histogram (as in [`ExecutorFigures`]).
@@ -131,7 +131,7 @@ mod tests {
     use dinah_core::telemetry::{ExecutorFigures, Log2Histogram};
 
     use super::PollHistograms;
-    use crate::executor::probe::Waited;
+    use crate::executor::task_probe::Waited;
     use crate::telemetry::hook::micros;
 
     #[test]

@@ -18,10 +18,12 @@
 //! | `ingress.rs` | the bounded ingress of submissions |
 //! | `resolver.rs` | how a task's future resolves its join handle |
 //! | `spawner.rs` | [`Spawner`] |
-//! | `probe.rs`, `monitor.rs` | telemetry, and [`ExecutorMonitor`] |
+//! | `probe.rs`, `task_probe.rs`, `histograms.rs` | telemetry: the executor's figures, each slot's, the poll histograms |
+//! | `diagnosis.rs`, `monitor.rs` | the diagnosis, and [`ExecutorMonitor`] |
 #![forbid(unsafe_code)]
 
 mod config;
+mod diagnosis;
 mod header;
 mod histograms;
 mod hub;
@@ -32,6 +34,7 @@ mod report;
 mod resolver;
 mod run;
 mod spawner;
+mod task_probe;
 
 use std::fmt;
 use std::future::Future;

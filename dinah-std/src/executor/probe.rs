@@ -1,280 +1,23 @@
-//! The executor's telemetry: one [`TaskProbe`] per slot (atomics any thread
-//! may read) and the executor-wide [`ExecProbe`], which fill the core's
-//! figure records and tell the configured poll observer about each poll.
+//! The executor's telemetry: the executor-wide [`ExecProbe`], which keeps
+//! one [`TaskProbe`] per slot, fills the core's figure records and tells
+//! the configured poll observer about each poll. Its diagnosis is in
+//! `diagnosis.rs`.
 #![forbid(unsafe_code)]
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use dinah_core::TaskId;
 use dinah_core::telemetry::{ExecutorFigures, PollStamp, TaskFigures, TaskPhase, TraceEventKind};
 
 use super::histograms::PollHistograms;
+use super::task_probe::{MICROS_PER_SECOND, PackedWait, TaskProbe, Waited, add, add_single_writer};
 use crate::io::IoWait;
 use crate::primitives::lock_std;
 use crate::runtime::context;
+use crate::telemetry::TelemetryConfig;
 use crate::telemetry::cpu::CpuWatch;
-use crate::telemetry::hook::{Probe, Stamp, micros, stamped};
-use crate::telemetry::{TelemetryConfig, Thresholds, Verdict};
-
-/// The figures' ticks: microseconds.
-const MICROS_PER_SECOND: u64 = 1_000_000;
-
-/// One slot's figures. Reset when a new task takes the slot.
-///
-/// Laid out in declaration order from a cache line's start, with what
-/// every poll and wake touches first, together: with hundreds of tasks, a
-/// poll reaches two of the probe's cache lines instead of all of them.
-#[repr(C, align(64))]
-pub(crate) struct TaskProbe {
-    /// The slot's latest task's id (kept after it ends, for stale wakes),
-    /// or 0.
-    task: AtomicU64,
-    /// Since when it has been ready (spawned or woken), if it is.
-    ready: ReadyStamp,
-    /// Since when it has been pending after a poll with no wake, if it is.
-    waiting: Stamp,
-    /// While it waits: when the timer its last poll armed is due, if that
-    /// poll armed one (then a wait up to then is no lost wake).
-    timer_due: Stamp,
-    polls: AtomicU64,
-    busy: AtomicU64,
-    longest: AtomicU64,
-    longest_wait: AtomicU64,
-    /// Wakes from the executor's own thread while it runs, self-wakes
-    /// apart: one writer, so a load and a store, no read-modify-write.
-    /// Readers add `wakes`, this and `self_wakes`.
-    local_wakes: AtomicU64,
-    /// Only ever counted on the executor's thread (a self-wake is made
-    /// by the task's own poll): one writer. Not in `local_wakes`, so a
-    /// self-wake moves one counter, not two.
-    self_wakes: AtomicU64,
-    /// `line` is set (read without the lock).
-    in_line: AtomicBool,
-    /// `io_wait` is set (read without the lock).
-    on_io: AtomicBool,
-    /// That task has not ended.
-    live: AtomicBool,
-    /// Wakes from other threads (any writer).
-    wakes: AtomicU64,
-    stale_wakes: AtomicU64,
-    /// When it was submitted, for its first-poll delay.
-    spawned: Stamp,
-    /// How long its first poll waited after its submission.
-    first_poll_delay: Stamp,
-    /// That task's name, if it was given one.
-    name: Mutex<Option<&'static str>>,
-    /// While it waits in the line of a channel or semaphore: the name of
-    /// what it waits on (if any) and since when (a known wake path: the
-    /// other side).
-    line: Mutex<Option<(Option<&'static str>, u64)>>,
-    /// While it waits on a socket: which, and which way.
-    io_wait: Mutex<Option<IoWait>>,
-}
-
-impl TaskProbe {
-    fn new() -> Self {
-        Self {
-            task: AtomicU64::new(0),
-            live: AtomicBool::new(false),
-            name: Mutex::new(None),
-            ready: ReadyStamp::new(),
-            waiting: Stamp::new(),
-            timer_due: Stamp::new(),
-            line: Mutex::new(None),
-            in_line: AtomicBool::new(false),
-            on_io: AtomicBool::new(false),
-            io_wait: Mutex::new(None),
-            spawned: Stamp::new(),
-            first_poll_delay: Stamp::new(),
-            polls: AtomicU64::new(0),
-            wakes: AtomicU64::new(0),
-            local_wakes: AtomicU64::new(0),
-            self_wakes: AtomicU64::new(0),
-            stale_wakes: AtomicU64::new(0),
-            busy: AtomicU64::new(0),
-            longest: AtomicU64::new(0),
-            longest_wait: AtomicU64::new(0),
-        }
-    }
-
-    /// The slot's latest task, live or not.
-    fn id(&self) -> Option<TaskId> {
-        TaskId::from_raw(self.task.load(Ordering::Relaxed)).ok()
-    }
-
-    /// The slot's task's name.
-    fn name(&self) -> Option<&'static str> {
-        *lock_std(&self.name)
-    }
-
-    /// The slot's task, if it has not ended.
-    fn live(&self) -> Option<TaskId> {
-        if self.live.load(Ordering::Relaxed) {
-            self.id()
-        } else {
-            None
-        }
-    }
-}
-
-/// Since when a task has been ready: stamped by the executor's thread (its
-/// spawns, its polls' wakes, a poll's end) in one stamp that only it writes,
-/// with plain stores; and by wakes from other threads in another, with a
-/// compare-and-swap. The earlier of the two counts. So a task that the
-/// executor's own thread makes ready costs no locked operation.
-///
-/// Each is a time stored as a [`Stamp`] stores it, 0 being "not ready".
-struct ReadyStamp {
-    here: AtomicU64,
-    elsewhere: AtomicU64,
-}
-
-impl ReadyStamp {
-    const fn new() -> Self {
-        Self {
-            here: AtomicU64::new(0),
-            elsewhere: AtomicU64::new(0),
-        }
-    }
-
-    /// Ready since `at` (the executor's thread), unless already ready.
-    fn set_here(&self, at: u64) {
-        if self.here.load(Ordering::Relaxed) == 0 {
-            self.here.store(stamped(at), Ordering::Relaxed);
-        }
-    }
-
-    /// Ready since `at` (any thread), unless already ready.
-    fn set_elsewhere(&self, at: u64) {
-        if self.elsewhere.load(Ordering::Relaxed) == 0 {
-            let _ = self.elsewhere.compare_exchange(
-                0,
-                stamped(at),
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            );
-        }
-    }
-
-    /// Since when, if ready. Any thread.
-    fn get(&self) -> Option<u64> {
-        earlier(
-            self.here.load(Ordering::Relaxed),
-            self.elsewhere.load(Ordering::Relaxed),
-        )
-    }
-
-    /// Takes the stamp, leaving it unset: the executor's thread. A wake
-    /// from elsewhere that lands after this look stays for the next take.
-    fn take(&self) -> Option<u64> {
-        let here = self.here.load(Ordering::Relaxed);
-        self.here.store(0, Ordering::Relaxed);
-        let mut elsewhere = self.elsewhere.load(Ordering::Relaxed);
-        if elsewhere != 0 {
-            elsewhere = self.elsewhere.swap(0, Ordering::Relaxed);
-        }
-        earlier(here, elsewhere)
-    }
-
-    /// Ready since `at` and nothing earlier: a new task (the executor's
-    /// thread).
-    fn reset(&self, at: u64) {
-        self.here.store(stamped(at), Ordering::Relaxed);
-        self.elsewhere.store(0, Ordering::Relaxed);
-    }
-
-    /// Not ready: the task ended (the executor's thread).
-    fn clear(&self) {
-        self.here.store(0, Ordering::Relaxed);
-        self.elsewhere.store(0, Ordering::Relaxed);
-    }
-}
-
-/// The earlier of two stored stamps (`!t`, 0 for none): the complement of
-/// 0 is `u64::MAX`, so the smaller complement is the one set.
-fn earlier(a: u64, b: u64) -> Option<u64> {
-    let earlier = (!a).min(!b);
-    (earlier != u64::MAX).then_some(earlier)
-}
-
-fn add(counter: &AtomicU64, by: u64) {
-    counter.fetch_add(by, Ordering::Relaxed);
-}
-
-/// [`add`] for a counter that only the executor's thread writes: a load
-/// and a store, no read-modify-write (readers on other threads still see
-/// whole values).
-#[inline(always)]
-fn add_single_writer(counter: &AtomicU64, by: u64) {
-    counter.store(
-        counter.load(Ordering::Relaxed).wrapping_add(by),
-        Ordering::Relaxed,
-    );
-}
-
-/// What a poll waited for before it began.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum Waited {
-    /// Its task's first poll, this long after the submission.
-    FirstPoll(u64),
-    /// This long after the wake that made it ready.
-    Woken(u64),
-    /// No stamp (a wake raced the previous poll's end).
-    Unknown,
-}
-
-impl Waited {
-    /// The longest wait kept: 2^62 - 1 ns (146 years); longer ones are
-    /// kept as this.
-    const MOST: u64 = (1 << 62) - 1;
-    /// Bit 63: a first poll's delay.
-    const FIRST: u64 = 1 << 63;
-    /// Bit 62 alone: no stamp.
-    const UNKNOWN: u64 = 1 << 62;
-
-    /// One word for it, so that a [`PollStart`] is two words: returned
-    /// in registers, not through memory the caller then reads back whole
-    /// (a stall on every poll when it was three).
-    pub(super) fn pack(self) -> PackedWait {
-        PackedWait(match self {
-            Self::FirstPoll(nanos) => Self::FIRST | nanos.min(Self::MOST),
-            Self::Woken(nanos) => nanos.min(Self::MOST),
-            Self::Unknown => Self::UNKNOWN,
-        })
-    }
-}
-
-/// A [`Waited`] in one word: a wake's wait with both top bits clear, a
-/// first poll's with bit 63 set, none as bit 62 alone. Read back by
-/// testing the top bits, with no enum in between.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) struct PackedWait(u64);
-
-impl PackedWait {
-    /// The wait after a wake, if that is what it is.
-    #[inline]
-    pub(super) fn woken(self) -> Option<u64> {
-        (self.0 & (Waited::FIRST | Waited::UNKNOWN) == 0).then_some(self.0)
-    }
-
-    /// The first poll's delay, if that is what it is.
-    #[inline]
-    pub(super) fn first_poll(self) -> Option<u64> {
-        (self.0 & Waited::FIRST != 0).then_some(self.0 & Waited::MOST)
-    }
-
-    /// The [`Waited`] it holds.
-    #[cfg(all(test, not(loom)))]
-    fn unpack(self) -> Waited {
-        match (self.woken(), self.first_poll()) {
-            (Some(nanos), _) => Waited::Woken(nanos),
-            (_, Some(nanos)) => Waited::FirstPoll(nanos),
-            _ => Waited::Unknown,
-        }
-    }
-}
+use crate::telemetry::hook::{Probe, Stamp, micros};
 
 /// A poll's start, from `poll_started` to `poll_ended`: two words.
 #[derive(Clone, Copy)]
@@ -285,37 +28,37 @@ pub(crate) struct PollStart {
 
 /// The executor-wide telemetry.
 pub(crate) struct ExecProbe {
-    probe: Probe,
+    pub(super) probe: Probe,
     /// The poll running now (a task's, or `block_on`'s future's): its task
     /// and start, published together.
-    polling: PollStamp,
+    pub(super) polling: PollStamp,
     /// The time the executor's thread last read, while it polls tasks one
     /// after another: a poll starts when the one before it ended, so each
     /// poll reads the clock once, at its end. Cleared when the thread does
     /// something else between polls (it waits, looks at its reactor, or
     /// polls `block_on`'s own future). Written by the executor's thread only.
-    last: Stamp,
+    pub(super) last: Stamp,
     /// Every slot's probe, for the monitor.
-    slots: Mutex<Vec<Arc<TaskProbe>>>,
+    pub(super) slots: Mutex<Vec<Arc<TaskProbe>>>,
     /// The histograms, recorded once per poll without a lock (the
     /// executor's thread is their one writer; see `PollHistograms`).
-    hist: PollHistograms,
-    spawned: AtomicU64,
-    rejected: AtomicU64,
-    rejected_full: AtomicU64,
-    last_full: Stamp,
-    polls: AtomicU64,
-    long_polls: AtomicU64,
+    pub(super) hist: PollHistograms,
+    pub(super) spawned: AtomicU64,
+    pub(super) rejected: AtomicU64,
+    pub(super) rejected_full: AtomicU64,
+    pub(super) last_full: Stamp,
+    pub(super) polls: AtomicU64,
+    pub(super) long_polls: AtomicU64,
     /// As `TaskProbe`'s: wakes from other threads, other wakes from the
     /// executor's thread (one writer), self-wakes (one writer).
-    wakes: AtomicU64,
-    local_wakes: AtomicU64,
-    self_wakes: AtomicU64,
-    stale_wakes: AtomicU64,
+    pub(super) wakes: AtomicU64,
+    pub(super) local_wakes: AtomicU64,
+    pub(super) self_wakes: AtomicU64,
+    pub(super) stale_wakes: AtomicU64,
     /// The executor's thread's account with the scheduler (made on that
     /// thread; only with the host's clock), so that a thread starved of
     /// CPU is not taken for a blocked or slow executor.
-    cpu: Option<CpuWatch>,
+    pub(super) cpu: Option<CpuWatch>,
 }
 
 impl ExecProbe {
@@ -742,193 +485,5 @@ impl ExecProbe {
             .collect();
         tasks.sort_by_key(|t| t.task);
         tasks
-    }
-
-    pub(super) fn diagnose(
-        &self,
-        thresholds: &Thresholds,
-        ingress: (usize, usize),
-    ) -> Vec<Verdict> {
-        let now = self.probe.now();
-        let age = |at: u64| now.saturating_sub(at);
-        let over = |at: u64, limit: Duration| age(at) > Thresholds::nanos(limit);
-        let polling = self.polling.read();
-        let blocked = polling.filter(|&(_, start)| over(start, thresholds.blocked));
-        let mut verdicts = Vec::new();
-        let mut ready: Vec<(u64, TaskId, Option<&'static str>)> = Vec::new();
-        let mut blocked_name = None;
-        let mut lines: Vec<(Option<&'static str>, usize, u64)> = Vec::new();
-        // A poll running longer than `ready_delay` explains the tasks ready
-        // behind it: they are its evidence once it counts as blocked, and
-        // not a verdict of their own before.
-        let long_poll = polling.is_some_and(|(_, start)| over(start, thresholds.ready_delay));
-        for slot in lock_std(&self.slots).iter() {
-            let Some(task) = slot.live() else { continue };
-            if blocked.is_some_and(|(busy, _)| busy == task) {
-                blocked_name = slot.name();
-            }
-            if let Some(at) = slot.ready.get() {
-                if over(at, thresholds.ready_delay) {
-                    ready.push((at, task, slot.name()));
-                }
-            } else if let Some(due) = slot.timer_due.get() {
-                // Waiting on a timer: a known wake path, not a lost wake.
-                // Past its deadline by more than `ready_delay`, the timer
-                // should have fired and the task run: it is as good as
-                // ready, and the executor is not getting to it.
-                if over(due, thresholds.ready_delay) {
-                    ready.push((due, task, slot.name()));
-                }
-            } else if let Some((name, since)) = *lock_std(&slot.line) {
-                // Waiting in a channel's or semaphore's line: the other
-                // side wakes it. Long waits there are the application's
-                // capacity at work, not a lost wake.
-                if over(since, thresholds.no_wake) {
-                    match lines.iter_mut().find(|(on, ..)| *on == name) {
-                        Some((_, waiting, oldest)) => {
-                            *waiting += 1;
-                            *oldest = (*oldest).min(since);
-                        }
-                        None => lines.push((name, 1, since)),
-                    }
-                }
-            } else if let Some(at) = slot.waiting.get()
-                && over(at, thresholds.no_wake)
-                && blocked.is_none_or(|(busy, _)| busy != task)
-            {
-                verdicts.push(Verdict::NoWake {
-                    task,
-                    name: slot.name(),
-                    waiting: Duration::from_nanos(age(at)),
-                    polls: slot.polls.load(Ordering::Relaxed),
-                    waits_on: lock_std(&slot.io_wait).clone(),
-                });
-            }
-        }
-        ready.sort();
-        // Looked at on every call, so that the window is the time since
-        // the previous one.
-        let look = self
-            .cpu
-            .as_ref()
-            .and_then(|cpu| Some((cpu, cpu.look(now)?)));
-        let starved = |task, name, delayed, limit| {
-            let (cpu, look) = look?;
-            cpu.fared(look, delayed)?
-                .verdict(task, name, None, delayed, limit)
-        };
-        if let Some((task, start)) = blocked {
-            let running_for = Duration::from_nanos(age(start));
-            verdicts.push(
-                starved(task, blocked_name, running_for, thresholds.blocked).unwrap_or(
-                    Verdict::WorkerBlocked {
-                        task,
-                        name: blocked_name,
-                        worker: None,
-                        running_for,
-                        ready_behind: ready.len(),
-                    },
-                ),
-            );
-        } else if !long_poll && let Some(&(at, task, name)) = ready.first() {
-            let ready_for = Duration::from_nanos(age(at));
-            verdicts.push(
-                starved(task, name, ready_for, thresholds.ready_delay).unwrap_or(
-                    Verdict::ReadyButDelayed {
-                        task,
-                        name,
-                        ready_for,
-                        ready_tasks: ready.len(),
-                    },
-                ),
-            );
-        }
-        for (on, waiting, since) in lines {
-            verdicts.push(Verdict::Backpressure {
-                on,
-                waiting,
-                longest: Duration::from_nanos(age(since)),
-            });
-        }
-        if let Some(at) = self.last_full.get()
-            && !over(at, thresholds.admission_window)
-        {
-            verdicts.push(Verdict::AdmissionFull {
-                rejected_full: self.rejected_full.load(Ordering::Relaxed),
-                since_last: Duration::from_nanos(age(at)),
-                queued: ingress.0,
-                capacity: ingress.1,
-            });
-        }
-        verdicts
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::{ReadyStamp, Stamp, Waited};
-
-    #[test]
-    fn a_packed_wait_unpacks_to_itself_and_the_longest_are_clamped() {
-        for nanos in [0, 1, 999, 1 << 40, Waited::MOST] {
-            for waited in [Waited::FirstPoll(nanos), Waited::Woken(nanos)] {
-                assert_eq!(waited.pack().unpack(), waited);
-            }
-        }
-        assert_eq!(Waited::Unknown.pack().unpack(), Waited::Unknown);
-        assert_eq!(
-            Waited::Woken(u64::MAX).pack().unpack(),
-            Waited::Woken(Waited::MOST)
-        );
-        assert_eq!(
-            Waited::FirstPoll(u64::MAX).pack().unpack(),
-            Waited::FirstPoll(Waited::MOST)
-        );
-    }
-
-    #[test]
-    fn the_earlier_of_the_two_stamps_counts_and_a_take_clears_both() {
-        let ready = ReadyStamp::new();
-        assert_eq!(ready.get(), None);
-        assert_eq!(ready.take(), None);
-        ready.set_elsewhere(10);
-        ready.set_here(20);
-        assert_eq!(ready.get(), Some(10), "woken elsewhere first");
-        ready.set_elsewhere(5);
-        ready.set_here(1);
-        assert_eq!(ready.get(), Some(10), "each keeps its first stamp");
-        assert_eq!(ready.take(), Some(10));
-        assert_eq!(ready.get(), None);
-        ready.set_here(7);
-        ready.set_elsewhere(9);
-        assert_eq!(ready.take(), Some(7), "woken here first");
-        ready.set_here(0);
-        assert_eq!(ready.get(), Some(0), "time zero is a time");
-        ready.reset(3);
-        assert_eq!(ready.get(), Some(3));
-        ready.clear();
-        assert_eq!(ready.get(), None);
-    }
-
-    #[test]
-    fn a_stamp_is_unset_only_when_cleared() {
-        let stamp = Stamp::new();
-        assert_eq!(stamp.get(), None);
-        for at in [0, 1, 1_000, u64::MAX / 2, u64::MAX - 1] {
-            stamp.set(at);
-            assert_eq!(stamp.get(), Some(at));
-        }
-        stamp.clear();
-        assert_eq!(stamp.get(), None);
-        // A time that saturated (a timer due `Duration::MAX` from now) is
-        // kept as the farthest time there is, never as none.
-        stamp.set(u64::MAX);
-        assert_eq!(stamp.get(), Some(u64::MAX - 1));
-        let ready = ReadyStamp::new();
-        ready.set_elsewhere(u64::MAX);
-        assert_eq!(ready.get(), Some(u64::MAX - 1));
-        ready.clear();
-        ready.set_here(u64::MAX);
-        assert_eq!(ready.take(), Some(u64::MAX - 1));
     }
 }

@@ -12,7 +12,9 @@
 //! | --- | --- |
 //! | `mod.rs` | the public API: [`LocalExecutor`], [`LocalSpawner`] |
 //! | `config.rs`, `report.rs` | [`ExecutorConfig`], [`ShutdownReport`] |
-//! | `run.rs` | the run loop: slot table, tick storage, `block_on`, shutdown |
+//! | `run.rs` | the run loop: spawning, the tick, `block_on`, shutdown, and the guards that hold when user code unwinds |
+//! | `slots.rs` | its storage: each slot's place, the slot table, a drain's state, how a task leaves its slot |
+//! | `ticking.rs` | one tick's view of that storage, for the shared tick loop |
 //! | `hub.rs` | what other threads reach: wake stack, thread, ingress, ids |
 //! | `header.rs` | a task slot's header, which is its waker |
 //! | `ingress.rs` | the bounded ingress of submissions |
@@ -33,8 +35,10 @@ mod probe;
 mod report;
 mod resolver;
 mod run;
+mod slots;
 mod spawner;
 mod task_probe;
+mod ticking;
 
 use std::fmt;
 use std::future::Future;
@@ -423,7 +427,7 @@ impl<'a, M: Measure> LocalExecutor<'a, M> {
     /// Tasks spawned (or taken in) and not finished.
     #[must_use]
     pub fn live_tasks(&self) -> usize {
-        self.inner.live.get()
+        self.inner.table.live.get()
     }
 
     /// Wakes that arrived after their task was over, since the executor was

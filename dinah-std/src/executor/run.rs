@@ -1,22 +1,22 @@
-//! The hosted executor's run loop: its slot table, the tick (the shared
-//! [`raw::tick`] loop over this executor's storage, [`Ticking`]),
-//! `block_on`, and shutdown, with the guards that keep them consistent when
-//! user code unwinds.
+//! The hosted executor's run loop: spawning into its slots, the tick (the
+//! shared [`raw::tick`] loop over [`Ticking`]), `block_on` and shutdown,
+//! with the guards that keep them consistent when user code unwinds.
 #![forbid(unsafe_code)]
 
-use std::cell::{Cell, RefCell, RefMut};
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::pin;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 use dinah_core::TaskId;
 use dinah_core::executor::{SpawnError, TickReport};
-use dinah_core::raw::{self, Life, WakeStack, Word};
+use dinah_core::raw::{self, Life, WakeStack};
 use dinah_core::task::TaskOutput;
-use dinah_core::telemetry::{Measure, TraceEventKind};
+use dinah_core::telemetry::Measure;
 
 use super::config::ExecutorConfig;
 use super::header::Header;
@@ -24,108 +24,46 @@ use super::hub::Hub;
 use super::probe::ExecProbe;
 use super::report::ShutdownReport;
 use super::resolver::{AbortNote, BoxedTask, wrap};
-use super::task_probe::TaskProbe;
+use super::slots::{Drain, Entered, Slot, SlotTable, TaskPlace, drop_task, task_report};
+use super::ticking::Ticking;
 use crate::io::IO_INTERVAL;
 use crate::pool::ShutdownPolicy;
 use crate::primitives::current;
 use crate::queue::CapacityError;
 use crate::runtime::context::RunningHere;
 use crate::runtime::{Driver, context};
-use crate::task::{CancelTarget, ChildEnd, ChildKind, ChildReport, Join, JoinError, JoinHandle};
+use crate::task::{CancelTarget, ChildReport, Join, JoinError, JoinHandle};
 use crate::telemetry::hook::Hook;
 use crate::telemetry::{TelemetryConfig, resume_hook_panic, run_hooks};
 use crate::unwind::panic_text;
-use std::time::Duration;
 
 /// The cell index of the future `block_on` drives; task indices stay below.
-const MAIN: u32 = u32::MAX - 1;
-
-/// Where a slot's tasks live: a stable place (the slot table may grow while
-/// a task is polled in place, since tasks spawn), reused by every task of
-/// the slot while its header is.
-struct Place<'a, M: Measure> {
-    /// The slot's header, to read its task's word after a poll without a
-    /// borrow of the slot table.
-    header: Arc<Header<M>>,
-    /// The slot's header as a `Waker`, lent to every poll.
-    waker: Waker,
-    task: RefCell<Option<BoxedTask<'a>>>,
-    /// Where a panicking task's resolver leaves its join.
-    note: Rc<AbortNote<'a>>,
-    /// The slot's telemetry (its header's), when kept.
-    probe: Hook<Arc<TaskProbe>>,
-    /// The slot's latest task and its name, for shutdown reports.
-    who: Cell<Option<(TaskId, Option<&'static str>)>>,
-}
-
-type TaskPlace<'a, M> = Rc<Place<'a, M>>;
-
-struct Slot<'a, M: Measure> {
-    header: Arc<Header<M>>,
-    task: TaskPlace<'a, M>,
-}
-
-impl<M: Measure> Slot<'_, M> {
-    fn new(index: u32, hub: &Arc<Hub>) -> Self {
-        let header = Header::new(index, hub, true);
-        Self {
-            task: Rc::new(Place {
-                header: Arc::clone(&header),
-                waker: Waker::from(Arc::clone(&header)),
-                task: RefCell::new(None),
-                note: Rc::new(AbortNote::new()),
-                probe: header.probe.clone(),
-                who: Cell::new(None),
-            }),
-            header,
-        }
-    }
-}
+pub(super) const MAIN: u32 = u32::MAX - 1;
 
 pub(super) struct Inner<'a, M: Measure> {
     pub(super) hub: Arc<Hub>,
-    main: Arc<Header<M>>,
-    main_waker: Waker,
-    slots: RefCell<Vec<Slot<'a, M>>>,
-    free: RefCell<Vec<u32>>,
+    /// The future `block_on` drives (entry `MAIN`), its waker, and
+    /// whether it is being driven and is ready.
+    pub(super) main: Arc<Header<M>>,
+    pub(super) main_waker: Waker,
+    pub(super) in_block_on: Cell<bool>,
+    pub(super) main_ready: Cell<bool>,
+    pub(super) table: SlotTable<'a, M>,
     /// Taken off the wake stack or the local list, oldest first; entries
-    /// before `next` have been handed out. A running tick holds it (see
-    /// `Ticking`), and gives it back when it ends.
-    ready: RefCell<Vec<u32>>,
-    next: Cell<usize>,
-    /// The local ready list while the executor does not run (see
-    /// `RunningHere`).
+    /// before `next` were handed out. A tick holds it (`Ticking`).
+    pub(super) ready: RefCell<Vec<u32>>,
+    pub(super) next: Cell<usize>,
+    /// The local ready list while the executor does not run.
     pub(super) local: RefCell<Vec<u32>>,
-    in_block_on: Cell<bool>,
-    main_ready: Cell<bool>,
-    pub(super) live: Cell<usize>,
-    max_tasks: usize,
-    stale_seen: Cell<u32>,
+    pub(super) stale_seen: Cell<u32>,
     /// Inside `tick`, `block_on` or `shutdown`: a task is being polled or
     /// dropped, so entering again would be re-entrant.
     pub(super) running: Cell<bool>,
     pub(super) closed: Cell<bool>,
-    /// A draining shutdown runs: spawns are refused, accepted work runs.
-    draining: Cell<bool>,
-    /// While draining: each task that ends, as the report names it.
-    ended: RefCell<Option<Vec<ChildReport>>>,
-    /// While draining: woken when the last live task ends.
-    idle_waker: RefCell<Option<Waker>>,
+    /// A draining shutdown's state.
+    pub(super) drain: Drain,
     /// Ticks left before the next look at the reactor.
-    io_countdown: Cell<u32>,
-    /// While draining on a paused clock: the drain looks at the real
-    /// clock after every tick that left work (see `shutdown_with`).
-    watch_real_time: Cell<bool>,
-}
-
-/// Clears `running` when a `tick`, `block_on` or `shutdown` ends, even by
-/// unwinding.
-pub(super) struct Entered<'r>(&'r Cell<bool>);
-
-impl Drop for Entered<'_> {
-    fn drop(&mut self) {
-        self.0.set(false);
-    }
+    pub(super) io_countdown: Cell<u32>,
 }
 
 /// Tells the telemetry, however the step it guards ends (returning or
@@ -138,11 +76,10 @@ impl<M: Measure> Drop for UnchainOnExit<'_, '_, M> {
     }
 }
 
-/// Ends `block_on`'s hold on the main cell when the call returns or
-/// unwinds: nothing is marked as polling (a monitor hears that a poll that
-/// unwound ended), no main poll is pending, and the main cell is vacant, so
-/// later wakes of its wakers are stale. Its `QUEUED` bit is left alone: an
-/// entry of it still on a list clears it when taken off.
+/// Ends `block_on`'s hold on the main cell however the call ends: nothing
+/// polls (a monitor hears that an unwound poll ended), no main poll is
+/// pending, and the cell is vacant (later wakes are stale; an entry still
+/// on a list clears `QUEUED` when taken off).
 struct MainGuard<'r, 'a, M: Measure>(&'r Inner<'a, M>);
 
 impl<M: Measure> Drop for MainGuard<'_, '_, M> {
@@ -175,7 +112,7 @@ impl<'a, M: Measure> Inner<'a, M> {
     /// unmeasured executor, known when compiling, so that none of its
     /// telemetry code is even tested for.
     #[inline(always)]
-    fn probe(&self) -> Option<&ExecProbe> {
+    pub(super) fn probe(&self) -> Option<&ExecProbe> {
         if M::MEASURED {
             self.hub.probe.get().map(|probe| &**probe)
         } else {
@@ -204,25 +141,29 @@ impl<'a, M: Measure> Inner<'a, M> {
         Ok(Self {
             main_waker: Waker::from(Arc::clone(&main)),
             main,
+            in_block_on: Cell::new(false),
+            main_ready: Cell::new(false),
             hub,
-            slots: RefCell::new(Vec::new()),
-            free: RefCell::new(Vec::new()),
+            table: SlotTable {
+                slots: RefCell::new(Vec::new()),
+                free: RefCell::new(Vec::new()),
+                live: Cell::new(0),
+                // Slot indices stay below `MAIN`: the cap is never above it.
+                max_tasks: config.max_tasks.unwrap_or(usize::MAX).min(MAIN as usize),
+            },
             ready: RefCell::new(Vec::new()),
             next: Cell::new(0),
             local: RefCell::new(Vec::new()),
-            in_block_on: Cell::new(false),
-            main_ready: Cell::new(false),
-            live: Cell::new(0),
-            // Slot indices stay below `MAIN`: the cap is never above it.
-            max_tasks: config.max_tasks.unwrap_or(usize::MAX).min(MAIN as usize),
             stale_seen: Cell::new(0),
             running: Cell::new(false),
             closed: Cell::new(false),
-            draining: Cell::new(false),
-            ended: RefCell::new(None),
-            idle_waker: RefCell::new(None),
+            drain: Drain {
+                active: Cell::new(false),
+                ended: RefCell::new(None),
+                idle_waker: RefCell::new(None),
+                watch_real_time: Cell::new(false),
+            },
             io_countdown: Cell::new(0),
-            watch_real_time: Cell::new(false),
         })
     }
 
@@ -245,8 +186,8 @@ impl<'a, M: Measure> Inner<'a, M> {
         F::Output: TaskOutput + 'a,
     {
         let id = self.hub.next_id();
-        let closed = self.closed.get() || self.draining.get();
-        if closed || self.live.get() >= self.max_tasks {
+        let closed = self.closed.get() || self.drain.active.get();
+        if closed || self.table.live.get() >= self.table.max_tasks {
             if let Some(probe) = self.probe() {
                 run_hooks(|| probe.rejected(id, !closed));
             }
@@ -279,8 +220,8 @@ impl<'a, M: Measure> Inner<'a, M> {
         at: u64,
         name: Option<&'static str>,
     ) -> (u32, Arc<Header<M>>, u32, Rc<AbortNote<'a>>) {
-        let mut slots = self.slots.borrow_mut();
-        let index = match self.free.borrow_mut().pop() {
+        let mut slots = self.table.slots.borrow_mut();
+        let index = match self.table.free.borrow_mut().pop() {
             Some(index) => index,
             None => {
                 let index = slots.len() as u32;
@@ -315,22 +256,25 @@ impl<'a, M: Measure> Inner<'a, M> {
     }
 
     fn install(&self, index: u32, task: BoxedTask<'a>) {
-        *self.slots.borrow()[index as usize].task.task.borrow_mut() = Some(task);
-        self.live.set(self.live.get() + 1);
+        *self.table.slots.borrow()[index as usize]
+            .task
+            .task
+            .borrow_mut() = Some(task);
+        self.table.live.set(self.table.live.get() + 1);
     }
 
     /// Takes in waiting submissions, oldest first, while the cap allows:
     /// once a tick, so the common case (none) is one atomic load, inline.
     #[inline(always)]
-    fn admit(&self) {
+    pub(super) fn admit(&self) {
         if self.hub.ingress.has_pending() && !self.closed.get() {
             self.admit_pending();
         }
     }
 
     #[inline(never)]
-    fn admit_pending(&self) {
-        let room = self.max_tasks - self.live.get();
+    pub(super) fn admit_pending(&self) {
+        let room = self.table.max_tasks - self.table.live.get();
         for submission in self.hub.ingress.take(room) {
             let (index, header, generation, note) = self.claim_slot(
                 submission.id(),
@@ -346,19 +290,19 @@ impl<'a, M: Measure> Inner<'a, M> {
     /// Whether anything is ready, besides `ready`'s entries from `next` on
     /// (the tick's own list). Called only while the executor runs (the
     /// local list is installed).
-    fn has_work(&self, here: &RunningHere<'_>, ready: &[u32], next: usize) -> bool {
+    pub(super) fn has_work(&self, here: &RunningHere<'_>, ready: &[u32], next: usize) -> bool {
         next < ready.len()
             || here.has_local()
             || self.main_ready.get()
             || self.hub.stack.has_woken()
-            || (self.hub.ingress.has_pending() && self.live.get() < self.max_tasks)
+            || (self.hub.ingress.has_pending() && self.table.live.get() < self.table.max_tasks)
     }
 
     /// Moves every task woken since the last call onto the ready list: the
     /// local ones first (woken during earlier polls on this thread), then
     /// the wake stack's, in wake order.
     #[inline(always)]
-    fn take_woken(&self, here: &RunningHere<'_>, ready: &mut Vec<u32>, next: usize) {
+    pub(super) fn take_woken(&self, here: &RunningHere<'_>, ready: &mut Vec<u32>, next: usize) {
         if next == ready.len() {
             // The usual case: everything was handed out, so the local list
             // simply becomes the ready list (and the old one, emptied, the
@@ -374,7 +318,7 @@ impl<'a, M: Measure> Inner<'a, M> {
         if !self.hub.stack.has_woken() {
             return;
         }
-        let slots = self.slots.borrow();
+        let slots = self.table.slots.borrow();
         let cell_of = |index: usize| {
             if index == MAIN as usize {
                 &self.main.cell
@@ -437,7 +381,7 @@ impl<'a, M: Measure> Inner<'a, M> {
     /// borrow of the slot table held (so it may spawn), catching a panic.
     /// A task that ends is dropped there and then. Returns how it ended.
     #[inline(always)]
-    fn poll_in_place(&self, index: u32, place: &TaskPlace<'a, M>) -> Option<Life> {
+    pub(super) fn poll_in_place(&self, index: u32, place: &TaskPlace<'a, M>) -> Option<Life> {
         let mut guard = place.task.borrow_mut();
         let task = guard.as_mut()?;
         self.hub.stack.set_polling(index + 1);
@@ -470,31 +414,31 @@ impl<'a, M: Measure> Inner<'a, M> {
 
     /// Ends the task in slot `index`; frees the slot unless it is still
     /// queued (then it is freed when taken off).
-    fn end(&self, index: u32, life: Life) {
+    pub(super) fn end(&self, index: u32, life: Life) {
         let word = {
-            let slots = self.slots.borrow();
+            let slots = self.table.slots.borrow();
             let slot = &slots[index as usize];
             if let (Some(ended), Some((id, name))) =
-                (self.ended.borrow_mut().as_mut(), slot.task.who.get())
+                (self.drain.ended.borrow_mut().as_mut(), slot.task.who.get())
             {
                 ended.push(task_report(id, name, life));
             }
             slot.header.cell.set_life(life)
         };
-        self.live.set(self.live.get() - 1);
-        if self.live.get() == 0
-            && let Some(idle) = self.idle_waker.borrow_mut().take()
+        self.table.live.set(self.table.live.get() - 1);
+        if self.table.live.get() == 0
+            && let Some(idle) = self.drain.idle_waker.borrow_mut().take()
         {
             idle.wake();
         }
         if !word.is_queued() {
-            self.free.borrow_mut().push(index);
+            self.table.free.borrow_mut().push(index);
         }
     }
 
     /// A finished task's entry came off the stack: free its slot.
-    fn release(&self, index: u32) {
-        self.free.borrow_mut().push(index);
+    pub(super) fn release(&self, index: u32) {
+        self.table.free.borrow_mut().push(index);
     }
 
     pub(super) fn block_on<F: Future>(&self, future: F) -> F::Output {
@@ -534,7 +478,7 @@ impl<'a, M: Measure> Inner<'a, M> {
                 }
             }
             if self.tick(usize::MAX, &here).work_remaining {
-                if self.watch_real_time.get() {
+                if self.drain.watch_real_time.get() {
                     self.main_ready.set(true);
                 }
             } else {
@@ -548,7 +492,9 @@ impl<'a, M: Measure> Inner<'a, M> {
             }
         }
     }
+}
 
+impl<'a, M: Measure> Inner<'a, M> {
     pub(super) fn shutdown(&self) -> ShutdownReport {
         let _entered = self.enter("shutdown");
         self.closed.set(true);
@@ -567,7 +513,7 @@ impl<'a, M: Measure> Inner<'a, M> {
         // (`Panicked` if the future's destructor panics).
         drop(submissions);
         let tasks: Vec<(BoxedTask<'a>, TaskPlace<'a, M>, Arc<Header<M>>)> = {
-            let mut slots = self.slots.borrow_mut();
+            let mut slots = self.table.slots.borrow_mut();
             slots
                 .iter_mut()
                 .filter_map(|slot| {
@@ -583,7 +529,7 @@ impl<'a, M: Measure> Inner<'a, M> {
                 })
                 .collect()
         };
-        self.live.set(0);
+        self.table.live.set(0);
         let cancelled_tasks = tasks.len();
         // Dropped one by one with no borrow held: a destructor may spawn
         // (refused now) or wake (ignored), and one that panics resolves its
@@ -618,9 +564,9 @@ impl<'a, M: Measure> Inner<'a, M> {
     ) -> ShutdownReport {
         let mut drained = Vec::new();
         if policy == ShutdownPolicy::Drain && !self.closed.get() {
-            self.draining.set(true);
+            self.drain.active.set(true);
             self.hub.ingress.seal();
-            *self.ended.borrow_mut() = Some(Vec::new());
+            *self.drain.ended.borrow_mut() = Some(Vec::new());
             let timer = crate::time::TimerHandle::new(Arc::clone(&self.hub.driver));
             // A paused clock moves only when the executor idles, which a
             // task that keeps waking itself never lets it do: there the
@@ -628,176 +574,27 @@ impl<'a, M: Measure> Inner<'a, M> {
             // the real clock after each tick that left work.
             let paused = timer.is_paused();
             let real_end = std::time::Instant::now().checked_add(deadline);
-            self.watch_real_time.set(paused);
+            self.drain.watch_real_time.set(paused);
             let mut out_of_time = pin!(dinah_core::time::TimerDriver::sleep(timer, deadline));
             self.block_on(std::future::poll_fn(|cx| {
-                if self.live.get() == 0 && !self.hub.ingress.has_pending() {
+                if self.table.live.get() == 0 && !self.hub.ingress.has_pending() {
                     return Poll::Ready(());
                 }
                 if paused && real_end.is_some_and(|end| std::time::Instant::now() >= end) {
                     return Poll::Ready(());
                 }
-                *self.idle_waker.borrow_mut() = Some(cx.waker().clone());
+                *self.drain.idle_waker.borrow_mut() = Some(cx.waker().clone());
                 out_of_time.as_mut().poll(cx)
             }));
-            self.watch_real_time.set(false);
-            self.idle_waker.borrow_mut().take();
-            drained = self.ended.borrow_mut().take().unwrap_or_default();
-            self.draining.set(false);
+            self.drain.watch_real_time.set(false);
+            self.drain.idle_waker.borrow_mut().take();
+            drained = self.drain.ended.borrow_mut().take().unwrap_or_default();
+            self.drain.active.set(false);
         }
         let mut report = self.shutdown();
         drained.append(&mut report.tasks);
         drained.sort_by_key(|report| report.id);
         report.tasks = drained;
         report
-    }
-}
-
-/// A task's line in a shutdown report.
-fn task_report(id: TaskId, name: Option<&'static str>, life: Life) -> ChildReport {
-    ChildReport {
-        id,
-        name,
-        kind: ChildKind::Task,
-        end: match life {
-            Life::Completed => ChildEnd::Completed,
-            Life::Failed => ChildEnd::Failed,
-            _ => ChildEnd::Cancelled,
-        },
-    }
-}
-
-/// One tick's view of a hosted executor: the storage the shared tick loop
-/// ([`raw::tick`]) works on. `place` is the task taken off the ready list
-/// last, held between [`take`](raw::Tick::take) and its step.
-struct Ticking<'t, 'r, 'a, M: Measure> {
-    inner: &'t Inner<'a, M>,
-    here: &'t RunningHere<'r>,
-    place: Option<TaskPlace<'a, M>>,
-    /// The executor's ready list, borrowed for the whole tick (nothing
-    /// else reads it): entries before `next` have been handed out.
-    ready: RefMut<'t, Vec<u32>>,
-    next: usize,
-}
-
-impl<M: Measure> Drop for Ticking<'_, '_, '_, M> {
-    /// Keeps the tick's place in the ready list for the next one.
-    fn drop(&mut self) {
-        self.inner.next.set(self.next);
-    }
-}
-
-impl<M: Measure> raw::Tick for Ticking<'_, '_, '_, M> {
-    #[inline(always)]
-    fn take_woken(&mut self) {
-        let next = std::mem::replace(&mut self.next, 0);
-        self.inner.take_woken(self.here, &mut self.ready, next);
-    }
-
-    #[inline(always)]
-    fn next_ready(&mut self) -> Option<u32> {
-        let index = *self.ready.get(self.next)?;
-        self.next += 1;
-        Some(index)
-    }
-
-    #[inline(always)]
-    fn other_entry(&mut self, entry: u32) -> bool {
-        if entry != MAIN {
-            return false;
-        }
-        // The main future's entry: cleared here, where it was taken off
-        // (rule 2), and polled only while `block_on` drives a future.
-        let inner = self.inner;
-        inner.main.cell.take_queued();
-        if inner.in_block_on.get() {
-            inner.main_ready.set(true);
-        }
-        true
-    }
-
-    #[inline(always)]
-    fn take(&mut self, entry: u32) -> Word {
-        // One borrow of the table: the task's word (its first poll started
-        // in the same step) and its place.
-        let slots = self.inner.slots.borrow();
-        let slot = &slots[entry as usize];
-        self.place = Some(Rc::clone(&slot.task));
-        slot.header.cell.take_for_poll()
-    }
-
-    #[inline(always)]
-    fn release(&mut self, entry: u32) {
-        self.place = None;
-        self.inner.release(entry);
-    }
-
-    #[inline(always)]
-    fn cancel(&mut self, entry: u32) {
-        let inner = self.inner;
-        let Some(place) = self.place.take() else {
-            return;
-        };
-        // Dropping the future resolves its handle `Cancelled`, or
-        // `Panicked` if its destructor panics.
-        let task = place.task.borrow_mut().take();
-        let life = drop_task(task, &place.note);
-        if let (Some(probe), Some(slot)) = (inner.probe(), place.probe.get()) {
-            probe.cancelled(slot);
-        }
-        inner.end(entry, life);
-    }
-
-    #[inline(always)]
-    fn poll(&mut self, entry: u32, _: Word, first: bool, _: bool) -> Option<bool> {
-        let inner = self.inner;
-        let place = self.place.take()?;
-        let watched = match (inner.probe(), place.probe.get()) {
-            (Some(probe), Some(slot)) => Some((probe, slot, probe.poll_started(slot, first))),
-            _ => None,
-        };
-        let ended = inner.poll_in_place(entry, &place);
-        if let Some((probe, slot, start)) = watched {
-            let word = place.header.cell.word();
-            let kind = ended.map(|life| {
-                if life == Life::Completed {
-                    TraceEventKind::Completed
-                } else {
-                    TraceEventKind::Failed
-                }
-            });
-            probe.poll_ended(slot, start, (word.is_queued(), word.is_self_woken()), kind);
-        }
-        let ended = ended?;
-        inner.end(entry, ended);
-        Some(ended == Life::Completed)
-    }
-
-    #[inline(always)]
-    fn stale_wakes(&mut self) -> u32 {
-        let stale = self.inner.hub.stack.stale_wakes();
-        stale.wrapping_sub(self.inner.stale_seen.replace(stale))
-    }
-
-    #[inline(always)]
-    fn has_work(&self) -> bool {
-        self.inner.has_work(self.here, &self.ready, self.next)
-    }
-}
-
-/// Drops a task's future, which resolves its handle `Cancelled` through its
-/// resolver; if the destructor panics, the resolver leaves the join in
-/// `note` and it is resolved `Panicked` with the message here. Returns how
-/// the task ended.
-fn drop_task<'a>(task: Option<BoxedTask<'a>>, note: &AbortNote<'a>) -> Life {
-    match catch_unwind(AssertUnwindSafe(move || drop(task))) {
-        Ok(()) => Life::Cancelled,
-        Err(payload) => {
-            if let Some(join) = note.take_orphan() {
-                join.abort(JoinError::Panicked(panic_text(&*payload)));
-            }
-            crate::unwind::drop_quietly(payload);
-            Life::Failed
-        }
     }
 }

@@ -225,7 +225,10 @@ fn an_executor_drain_runs_accepted_work_refuses_new_and_reports_each_task() {
         .try_spawn_named("stuck", std::future::pending::<()>())
         .unwrap();
     let _waiting = spawner.try_spawn_named("submitted", async {}).unwrap();
-    let report = executor.shutdown_with(ShutdownPolicy::Drain, 10 * MS);
+    // The clock is paused: the drain ends when only `stuck` is left and the
+    // executor idles. The deadline also bounds the call in real time, so it
+    // is long enough for a slow interpreter (Miri) to get there first.
+    let report = executor.shutdown_with(ShutdownPolicy::Drain, 10_000 * MS);
     let ends: Vec<(Option<&str>, ChildEnd)> = report
         .tasks
         .iter()

@@ -11,13 +11,13 @@
 //!    `running_tasks` under [`AdmissionBound::InFlight`]) plus `reserved`
 //!    stays within the capacity, and once the lifecycle leaves `Running`
 //!    nothing is admitted.
-//! 6. Submitters waiting for room wait in `room`, first in, first out. Room
+//! 3. Submitters waiting for room wait in `room`, first in, first out. Room
 //!    that frees while someone waits is reserved for the first in line
 //!    (`reserved`) before the lock is released, so no later submission
 //!    takes it; a reservation is used by its submitter's next poll or handed
 //!    to the next in line when that submitter gives up. Shutdown turns the
 //!    whole line away.
-//! 3. No lost wakeup: a thread decides to wait only while holding the lock
+//! 4. No lost wakeup: a thread decides to wait only while holding the lock
 //!    and seeing an empty queue, and counts itself in `idle` before waiting.
 //!    A spinning thread counts itself in `spinning` and re-checks the queue
 //!    under the lock before it waits. Every push is followed, under the same
@@ -28,10 +28,10 @@
 //!    let go. An idle thread waits on `work` from the moment it counts
 //!    itself (the count and the wait are one step under the lock), so a
 //!    notification sent after the release still reaches it.
-//! 4. A thread leaves only under the lock, when the queue is empty and the
+//! 5. A thread leaves only under the lock, when the queue is empty and the
 //!    lifecycle is not `Running` (shutdown), or when its keep-alive ran out
 //!    with the queue empty. `threads` counts the threads that have not left.
-//! 5. No user code runs under the lock: entries run, and handed-back or
+//! 6. No user code runs under the lock: entries run, and handed-back or
 //!    discarded closures drop, after the guard is released. With telemetry,
 //!    the configured clock and sink are called under it (so a task's
 //!    `Submitted` event precedes its `Started`); their contracts forbid
@@ -43,31 +43,28 @@
 use std::collections::VecDeque;
 use std::io;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use std::task::Waker;
 
 use dinah_core::config::LifecycleState;
 use dinah_core::executor::SpawnError;
-use dinah_core::raw::{WaitKey, WaitList, WakeBatch};
+use dinah_core::raw::{WaitKey, WaitList};
 use dinah_core::{TaskId, WorkerId};
 
-use super::job::{BatchJob, ClosureJob, Entry, Job};
+use super::job::Entry;
 use super::probe::{PoolProbe, Seen};
 use super::spin::Spin;
 use super::worker_cell::WorkerCell;
-use super::{
-    AdmissionBound, PoolReport, PoolStats, ShutdownPolicy, Unfinished, Unstarted, WorkerReport,
-};
+use super::{AdmissionBound, PoolStats};
 use crate::primitives::{
     AtomicBool, AtomicU64, AtomicUsize, Builder, Condvar, JoinHandle as ThreadHandle, Mutex,
     Ordering, lock, wait, wait_timeout,
 };
 use crate::sync::Growing;
-use crate::task::{Join, JoinHandle};
+use crate::task::JoinHandle;
 use crate::telemetry::hook::Hook;
 use crate::telemetry::{TelemetryConfig, Thresholds, Verdict};
-use crate::unwind::drop_quietly;
 
 pub(super) fn enter_worker(engine: &Arc<Engine>) {
     crate::runtime::context::enter_pool(Arc::as_ptr(engine) as usize);
@@ -98,10 +95,10 @@ pub(crate) struct EngineConfig {
 
 /// Task outcomes counted outside any live thread's cell.
 #[derive(Clone, Copy, Default)]
-struct Tally {
-    completed: u64,
-    panicked: u64,
-    cancelled: u64,
+pub(super) struct Tally {
+    pub(super) completed: u64,
+    pub(super) panicked: u64,
+    pub(super) cancelled: u64,
 }
 
 /// What one admission attempt did.
@@ -125,55 +122,62 @@ pub(crate) enum Ask<'a> {
     Reserved,
 }
 
-struct State {
-    queue: VecDeque<Entry>,
+pub(super) struct State {
+    pub(super) queue: VecDeque<Entry>,
     /// Submitters waiting for room.
-    room: WaitList<Growing>,
+    pub(super) room: WaitList<Growing>,
     /// Room reserved for submitters served from `room`, not yet used.
-    reserved: usize,
+    pub(super) reserved: usize,
     /// `Entry::Task`s in `queue`.
-    queued_tasks: usize,
+    pub(super) queued_tasks: usize,
     /// Tasks a thread has taken and not finished.
-    running_tasks: usize,
-    lifecycle: LifecycleState,
-    threads: usize,
-    /// Threads running an entry.
-    busy: usize,
-    /// Threads waiting on `work`.
-    idle: usize,
-    /// Threads looking for entries without the lock; each re-checks the
-    /// queue under the lock before it waits.
-    spinning: usize,
-    /// Threads spawned that have not yet taken the lock.
-    starting: usize,
-    /// Notifications sent to idle threads and not yet consumed.
-    notified: usize,
-    accepted: u64,
-    rejected: u64,
+    pub(super) running_tasks: usize,
+    pub(super) lifecycle: LifecycleState,
+    pub(super) accepted: u64,
+    pub(super) rejected: u64,
     /// Tasks cancelled by a shutdown or handed back by a batch.
-    cancelled: u64,
-    next_worker: u64,
-    workers: Vec<Arc<WorkerCell>>,
+    pub(super) cancelled: u64,
+    /// The threads, and where each is in its loop.
+    pub(super) crew: Crew,
     /// The counters of threads that left on keep-alive, and of batch tasks
     /// run by a thread that is not one of the pool's.
-    folded: Tally,
-    handles: Vec<(WorkerId, ThreadHandle<()>)>,
+    pub(super) folded: Tally,
+}
+
+/// The engine's threads: how many there are, where each is in its loop
+/// (running, idle, spinning, starting, notified), their cells and handles.
+pub(super) struct Crew {
+    pub(super) threads: usize,
+    /// Threads running an entry.
+    pub(super) busy: usize,
+    /// Threads waiting on `work`.
+    pub(super) idle: usize,
+    /// Threads looking for entries without the lock; each re-checks the
+    /// queue under the lock before it waits.
+    pub(super) spinning: usize,
+    /// Threads spawned that have not yet taken the lock.
+    pub(super) starting: usize,
+    /// Notifications sent to idle threads and not yet consumed.
+    pub(super) notified: usize,
+    pub(super) next_worker: u64,
+    pub(super) workers: Vec<Arc<WorkerCell>>,
+    pub(super) handles: Vec<(WorkerId, ThreadHandle<()>)>,
     /// Threads that left their loop and can be joined without waiting.
-    gone: Vec<WorkerId>,
+    pub(super) gone: Vec<WorkerId>,
 }
 
 pub(crate) struct Engine {
-    state: Mutex<State>,
+    pub(super) state: Mutex<State>,
     /// Idle threads wait here for entries or shutdown.
-    work: Condvar,
+    pub(super) work: Condvar,
     /// Shutdown waits here for the last thread to leave.
-    exited: Condvar,
+    pub(super) exited: Condvar,
     /// `queue.len()`, for spinning threads to read without the lock.
-    pending: AtomicUsize,
-    stopping: AtomicBool,
-    next_task: AtomicU64,
-    config: EngineConfig,
-    probe: Hook<PoolProbe>,
+    pub(super) pending: AtomicUsize,
+    pub(super) stopping: AtomicBool,
+    pub(super) next_task: AtomicU64,
+    pub(super) config: EngineConfig,
+    pub(super) probe: Hook<PoolProbe>,
 }
 
 impl Engine {
@@ -186,20 +190,22 @@ impl Engine {
                 queued_tasks: 0,
                 running_tasks: 0,
                 lifecycle: LifecycleState::Created,
-                threads: 0,
-                busy: 0,
-                idle: 0,
-                spinning: 0,
-                starting: 0,
-                notified: 0,
                 accepted: 0,
                 rejected: 0,
                 cancelled: 0,
-                next_worker: 1,
-                workers: Vec::new(),
+                crew: Crew {
+                    threads: 0,
+                    busy: 0,
+                    idle: 0,
+                    spinning: 0,
+                    starting: 0,
+                    notified: 0,
+                    next_worker: 1,
+                    workers: Vec::new(),
+                    handles: Vec::new(),
+                    gone: Vec::new(),
+                },
                 folded: Tally::default(),
-                handles: Vec::new(),
-                gone: Vec::new(),
             }),
             work: Condvar::new(),
             exited: Condvar::new(),
@@ -218,7 +224,7 @@ impl Engine {
 
     /// Counts a refusal in the telemetry, if kept. Called without the
     /// lock; a hook's panic reaches the submitter.
-    fn refused(&self, full: bool) {
+    pub(super) fn refused(&self, full: bool) {
         if let Some(probe) = self.probe.get() {
             crate::telemetry::run_hooks(|| probe.rejected(self.next_id(), full));
         }
@@ -248,6 +254,7 @@ impl Engine {
                     Entry::Batch(_) => None,
                 }),
                 running: state
+                    .crew
                     .workers
                     .iter()
                     .filter_map(|w| {
@@ -278,7 +285,7 @@ impl Engine {
                     let _ = state.lifecycle.transition_to(LifecycleState::Stopped);
                     self.stopping.store(true, Ordering::Release);
                     self.work.notify_all();
-                    let handles = std::mem::take(&mut state.handles);
+                    let handles = std::mem::take(&mut state.crew.handles);
                     drop(state);
                     for (_, handle) in handles {
                         let _ = handle.join();
@@ -291,9 +298,12 @@ impl Engine {
         Ok(())
     }
 
-    fn spawn_thread(self: &Arc<Self>, state: &mut State) -> Result<(), (WorkerId, io::Error)> {
-        let id = WorkerId::new(state.next_worker).unwrap_or(WorkerId::MAX);
-        state.next_worker = state.next_worker.saturating_add(1);
+    pub(super) fn spawn_thread(
+        self: &Arc<Self>,
+        state: &mut State,
+    ) -> Result<(), (WorkerId, io::Error)> {
+        let id = WorkerId::new(state.crew.next_worker).unwrap_or(WorkerId::MAX);
+        state.crew.next_worker = state.crew.next_worker.saturating_add(1);
         let cell = Arc::new(WorkerCell::new(id));
         let engine = Arc::clone(self);
         let thread_cell = Arc::clone(&cell);
@@ -302,10 +312,10 @@ impl Engine {
             .spawn(move || engine.work_loop(&thread_cell));
         match spawned {
             Ok(handle) => {
-                state.threads += 1;
-                state.starting += 1;
-                state.workers.push(cell);
-                state.handles.push((id, handle));
+                state.crew.threads += 1;
+                state.crew.starting += 1;
+                state.crew.workers.push(cell);
+                state.crew.handles.push((id, handle));
                 Ok(())
             }
             Err(error) => Err((id, error)),
@@ -313,17 +323,17 @@ impl Engine {
     }
 
     /// Joins the threads that left on keep-alive. Called without the lock.
-    fn reap(&self) {
+    pub(super) fn reap(&self) {
         let mut state = lock(&self.state);
-        if state.gone.is_empty() {
+        if state.crew.gone.is_empty() {
             return;
         }
-        let gone = std::mem::take(&mut state.gone);
+        let gone = std::mem::take(&mut state.crew.gone);
         let mut finished = Vec::with_capacity(gone.len());
         let mut index = 0;
-        while index < state.handles.len() {
-            if gone.contains(&state.handles[index].0) {
-                finished.push(state.handles.swap_remove(index).1);
+        while index < state.crew.handles.len() {
+            if gone.contains(&state.crew.handles[index].0) {
+                finished.push(state.crew.handles.swap_remove(index).1);
             } else {
                 index += 1;
             }
@@ -334,160 +344,9 @@ impl Engine {
         }
     }
 
-    fn next_id(&self) -> TaskId {
+    pub(super) fn next_id(&self) -> TaskId {
         let n = self.next_task.fetch_add(1, Ordering::Relaxed);
         TaskId::new(n).unwrap_or(TaskId::MAX)
-    }
-
-    /// Admits `f` or hands it back.
-    pub(crate) fn try_spawn<F, R>(
-        self: &Arc<Self>,
-        f: F,
-    ) -> Result<JoinHandle<R>, SpawnError<F, io::Error>>
-    where
-        F: FnOnce() -> R + Send + 'static,
-        R: Send + 'static,
-    {
-        match self.admit(f, Ask::Now) {
-            Admitted::Spawned(handle) => Ok(handle),
-            Admitted::Refused(refused) => Err(refused),
-            Admitted::Waiting(f, _) => Err(SpawnError::Full(f)),
-        }
-    }
-
-    /// Tasks counted against the capacity, reservations included.
-    fn in_flight(&self, state: &State) -> usize {
-        state.reserved
-            + match self.config.bound {
-                AdmissionBound::Queued => state.queued_tasks,
-                AdmissionBound::InFlight => state.queued_tasks + state.running_tasks,
-            }
-    }
-
-    /// Reserves freed room for the first submitter in line, if there is
-    /// room and someone waits; returns its waker, to wake after the lock.
-    fn grant_room(&self, state: &mut State) -> Option<Waker> {
-        if state.room.waiting() == 0 || self.in_flight(state) >= self.config.capacity {
-            return None;
-        }
-        state.reserved += 1;
-        state.room.settle_head(true)
-    }
-
-    /// A waiting submitter gives up its place (its future dropped); room
-    /// reserved for it goes to the next in line.
-    pub(crate) fn leave_line(&self, key: WaitKey) {
-        let mut state = lock(&self.state);
-        if state.room.cancel(key) > 0 {
-            state.reserved -= 1;
-        }
-        let next = self.grant_room(&mut state);
-        drop(state);
-        if let Some(next) = next {
-            next.wake();
-        }
-    }
-
-    /// Looks at a waiting submitter's turn.
-    pub(crate) fn turn(&self, key: WaitKey, waker: &Waker) -> dinah_core::raw::Turn {
-        lock(&self.state).room.poll(key, waker)
-    }
-
-    /// Admits `f`, hands it back, or (asked to) puts it in line for room.
-    pub(crate) fn admit<F, R>(self: &Arc<Self>, f: F, ask: Ask<'_>) -> Admitted<F, R>
-    where
-        F: FnOnce() -> R + Send + 'static,
-        R: Send + 'static,
-    {
-        let mut state = lock(&self.state);
-        if let Ask::Reserved = ask {
-            state.reserved -= 1;
-        }
-        if state.lifecycle != LifecycleState::Running {
-            state.rejected += 1;
-            drop(state);
-            self.refused(false);
-            return Admitted::Refused(SpawnError::Shutdown(f));
-        }
-        let jumps_line = !matches!(ask, Ask::Reserved) && state.room.waiting() > 0;
-        if jumps_line || self.in_flight(&state) >= self.config.capacity {
-            if let Ask::OrWait(waker) = ask {
-                let key = state.room.push(waker, 1, 0);
-                if let Some(key) = key {
-                    return Admitted::Waiting(f, key);
-                }
-            }
-            state.rejected += 1;
-            drop(state);
-            self.refused(true);
-            return Admitted::Refused(SpawnError::Full(f));
-        }
-        // A pool with no thread must start one for this task, or refuse it.
-        if self.config.on_demand
-            && state.threads == 0
-            && let Err((_, error)) = self.spawn_thread(&mut state)
-        {
-            state.rejected += 1;
-            drop(state);
-            self.refused(false);
-            return Admitted::Refused(SpawnError::NoThread(f, error));
-        }
-        let id = self.next_id();
-        let join = Join::queued(id);
-        let mut queued_at = 0;
-        if let Some(probe) = self.probe.get() {
-            // A hook's panic reaches the submitter before the task is
-            // queued (the lock ignores the poison).
-            let queued = state.queued_tasks + 1;
-            crate::telemetry::run_hooks(|| queued_at = probe.submitted(id, queued));
-        }
-        let job: Box<dyn Job> = Box::new(ClosureJob {
-            queued_at,
-            f: Some(f),
-            outcome: None,
-            join: Arc::clone(&join),
-        });
-        state.queue.push_back(Entry::Task(job));
-        state.queued_tasks += 1;
-        state.accepted += 1;
-        self.pending.store(state.queue.len(), Ordering::Release);
-        let notify = self.dispatch(&mut state);
-        let reap = !state.gone.is_empty();
-        drop(state);
-        self.wake_idle(notify);
-        if reap {
-            self.reap();
-        }
-        Admitted::Spawned(JoinHandle::new(join))
-    }
-
-    /// Queues `participants` entries of one batch, bypassing the capacity
-    /// (the caller waits for the batch, which bounds it), and wakes as many
-    /// threads. `accepted` counts the batch's tasks.
-    ///
-    /// Returns `None` (and queues nothing) when the engine is not running,
-    /// else whether every entry found a thread already awake for it (none
-    /// had to be woken from sleep).
-    pub(crate) fn push_batch(
-        self: &Arc<Self>,
-        batch: &Arc<dyn BatchJob>,
-        participants: usize,
-        tasks: usize,
-    ) -> Option<bool> {
-        let mut state = lock(&self.state);
-        if state.lifecycle != LifecycleState::Running {
-            return None;
-        }
-        for _ in 0..participants {
-            state.queue.push_back(Entry::Batch(Arc::clone(batch)));
-        }
-        state.accepted += tasks as u64;
-        self.pending.store(state.queue.len(), Ordering::Release);
-        let awake = state.queue.len() <= state.spinning + state.notified + state.starting;
-        let notify = self.dispatch(&mut state);
-        drop(state);
-        self.wake_idle(notify);
-        Some(awake)
     }
 
     /// Makes sure a thread is headed for every queued entry, as far as the
@@ -501,14 +360,14 @@ impl Engine {
     /// let go of the lock, so that a woken thread does not at once wait
     /// again for the lock its waker still holds.
     #[must_use = "the notifications are the caller's to send, after the lock"]
-    fn dispatch(self: &Arc<Self>, state: &mut State) -> usize {
+    pub(super) fn dispatch(self: &Arc<Self>, state: &mut State) -> usize {
         let mut notify = 0;
-        while state.queue.len() > state.spinning + state.notified + state.starting {
-            if state.idle > state.notified {
-                state.notified += 1;
+        while state.queue.len() > state.crew.spinning + state.crew.notified + state.crew.starting {
+            if state.crew.idle > state.crew.notified {
+                state.crew.notified += 1;
                 notify += 1;
             } else if !(self.config.on_demand
-                && state.threads < self.config.max_threads
+                && state.crew.threads < self.config.max_threads
                 && self.spawn_thread(state).is_ok())
             {
                 break;
@@ -523,7 +382,7 @@ impl Engine {
     /// lock), so a notification sent after the lock is released reaches it
     /// or, if it woke on its own meanwhile, another idle thread, which finds
     /// nothing and waits again.
-    fn wake_idle(&self, count: usize) {
+    pub(super) fn wake_idle(&self, count: usize) {
         for _ in 0..count {
             self.work.notify_one();
         }
@@ -559,7 +418,7 @@ impl Engine {
                 .set(crate::telemetry::cpu::CpuWatch::this_thread(probe.now()));
         }
         let mut state = lock(&self.state);
-        state.starting -= 1;
+        state.crew.starting -= 1;
         loop {
             if let Some(entry) = state.queue.pop_front() {
                 let is_task = matches!(entry, Entry::Task(_));
@@ -569,7 +428,7 @@ impl Engine {
                     state.running_tasks += 1;
                     granted = self.grant_room(&mut state);
                 }
-                state.busy += 1;
+                state.crew.busy += 1;
                 self.pending.store(state.queue.len(), Ordering::Release);
                 drop(state);
                 if let Some(granted) = granted {
@@ -587,7 +446,7 @@ impl Engine {
                     }
                 };
                 state = lock(&self.state);
-                state.busy -= 1;
+                state.crew.busy -= 1;
                 let mut granted = None;
                 if is_task {
                     state.running_tasks -= 1;
@@ -612,11 +471,11 @@ impl Engine {
                 break;
             }
             if !self.config.spin.is_off() {
-                state.spinning += 1;
+                state.crew.spinning += 1;
                 drop(state);
                 self.spin_for_work();
                 state = lock(&self.state);
-                state.spinning -= 1;
+                state.crew.spinning -= 1;
                 if !state.queue.is_empty() || state.lifecycle != LifecycleState::Running {
                     continue;
                 }
@@ -624,7 +483,7 @@ impl Engine {
             let timed_out = match self.config.keep_alive {
                 Some(keep_alive) if keep_alive.is_zero() => true,
                 keep_alive => {
-                    state.idle += 1;
+                    state.crew.idle += 1;
                     let timed_out = match keep_alive {
                         None => {
                             state = wait(&self.work, state);
@@ -636,16 +495,16 @@ impl Engine {
                             timed_out
                         }
                     };
-                    state.idle -= 1;
-                    state.notified = state.notified.saturating_sub(1);
+                    state.crew.idle -= 1;
+                    state.crew.notified = state.crew.notified.saturating_sub(1);
                     timed_out
                 }
             };
             if timed_out && state.queue.is_empty() && state.lifecycle == LifecycleState::Running {
                 // Keep-alive ran out: leave, and fold this thread's counters
                 // into the folded total.
-                if let Some(at) = state.workers.iter().position(|w| w.id == cell.id) {
-                    let folded = state.workers.swap_remove(at).report();
+                if let Some(at) = state.crew.workers.iter().position(|w| w.id == cell.id) {
+                    let folded = state.crew.workers.swap_remove(at).report();
                     state.folded.completed += folded.completed;
                     state.folded.panicked += folded.panicked;
                     state.folded.cancelled += folded.cancelled;
@@ -653,8 +512,8 @@ impl Engine {
                 break;
             }
         }
-        state.threads -= 1;
-        state.gone.push(cell.id);
+        state.crew.threads -= 1;
+        state.crew.gone.push(cell.id);
         // Every exit, not only the last: a shutdown from one of the pool's
         // own threads waits for all threads but itself.
         self.exited.notify_all();
@@ -670,143 +529,21 @@ impl Engine {
         let state = lock(&self.state);
         let mut stats = PoolStats {
             queued: state.queued_tasks,
-            active: state.busy,
-            idle: state.threads - state.busy,
-            threads: state.threads,
+            active: state.crew.busy,
+            idle: state.crew.threads - state.crew.busy,
+            threads: state.crew.threads,
             accepted: state.accepted,
             rejected: state.rejected,
             completed: state.folded.completed,
             panicked: state.folded.panicked,
             cancelled: state.folded.cancelled + state.cancelled,
         };
-        for worker in &state.workers {
+        for worker in &state.crew.workers {
             let report = worker.report();
             stats.completed += report.completed;
             stats.panicked += report.panicked;
             stats.cancelled += report.cancelled;
         }
         stats
-    }
-
-    /// Closes the engine, applies `policy`, waits for every thread (until
-    /// `deadline`, if given) and reports.
-    pub(crate) fn shutdown(
-        self: &Arc<Self>,
-        policy: ShutdownPolicy,
-        deadline: Option<Duration>,
-    ) -> PoolReport {
-        let until = deadline.map(|d| Instant::now() + d);
-        let mut state = lock(&self.state);
-        if state.lifecycle == LifecycleState::Running {
-            let _ = state.lifecycle.transition_to(LifecycleState::Stopping);
-        }
-        self.stopping.store(true, Ordering::Release);
-        // Submitters waiting for room are turned away (they hand their
-        // tasks back as `Shutdown`), woken outside the lock.
-        let mut turned_away = Vec::new();
-        loop {
-            let mut batch = WakeBatch::new();
-            state.room.close_into(&mut batch);
-            let full = batch.is_full();
-            turned_away.push(batch);
-            if !full {
-                break;
-            }
-        }
-        // Under the same lock as the change to `Stopping`: a thread that
-        // sees the pool shut down (or finishes a task meanwhile) cannot
-        // start a queued task the policy cancels.
-        let mut taken = Vec::new();
-        if policy == ShutdownPolicy::CancelPending {
-            let queue = std::mem::take(&mut state.queue);
-            for entry in queue {
-                match entry {
-                    Entry::Task(job) => taken.push(job),
-                    // A finished batch's spare entry: nothing to run.
-                    entry @ Entry::Batch(_) => state.queue.push_back(entry),
-                }
-            }
-            state.queued_tasks = 0;
-            self.pending.store(state.queue.len(), Ordering::Release);
-        }
-        drop(state);
-        turned_away.into_iter().for_each(WakeBatch::wake);
-        let mut state = lock(&self.state);
-        self.work.notify_all();
-        // Shut down from one of its own threads (the last owner dropped in
-        // a task): that thread cannot wait for itself; it leaves when its
-        // task returns.
-        let own = usize::from(is_worker_of(self));
-        let mut timed_out = false;
-        while state.threads > own {
-            match until {
-                None => state = wait(&self.exited, state),
-                Some(until) => {
-                    let now = Instant::now();
-                    if now >= until {
-                        timed_out = true;
-                        break;
-                    }
-                    state = wait_timeout(&self.exited, state, until - now).0;
-                }
-            }
-        }
-        let unfinished = timed_out.then(|| Unfinished {
-            running: state
-                .workers
-                .iter()
-                .filter_map(|w| w.running.read().map(|(task, _)| (w.id, task)))
-                .collect(),
-            queued: state.queued_tasks,
-        });
-        if !timed_out {
-            let _ = state.lifecycle.transition_to(LifecycleState::Stopped);
-        }
-        let gone = std::mem::take(&mut state.gone);
-        let handles = std::mem::take(&mut state.handles);
-        drop(state);
-        for (id, handle) in handles {
-            if gone.contains(&id) {
-                let _ = handle.join();
-            }
-            // Otherwise the deadline passed with this thread still working:
-            // it is detached and finishes on its own.
-        }
-        if let Some(probe) = self.probe.get() {
-            for job in &taken {
-                probe.dropped(job.id());
-            }
-        }
-        let hook_panic = crate::telemetry::take_hook_panic();
-        // Tasks whose handles cancelled them are counted, not handed back.
-        let mut handed_back = Vec::with_capacity(taken.len());
-        let mut discarded = 0u64;
-        for job in taken {
-            if job.is_cancelled() {
-                discarded += 1;
-                drop_quietly(job);
-            } else {
-                handed_back.push(Unstarted::new(job));
-            }
-        }
-        let mut state = lock(&self.state);
-        state.cancelled += discarded + handed_back.len() as u64;
-        let workers: Vec<WorkerReport> = state.workers.iter().map(|w| w.report()).collect();
-        drop(state);
-        let stats = self.stats();
-        if let Some(payload) = hook_panic {
-            // Everything is settled: a hook's panic reaches the caller.
-            drop(handed_back);
-            std::panic::resume_unwind(payload);
-        }
-        PoolReport {
-            policy,
-            completed: stats.completed,
-            panicked: stats.panicked,
-            cancelled: stats.cancelled,
-            handed_back,
-            workers,
-            unfinished,
-        }
     }
 }

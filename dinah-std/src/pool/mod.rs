@@ -43,7 +43,9 @@
 //! | `spawner.rs` | [`PoolSpawner`] |
 //! | `config.rs` | [`AdmissionBound`], [`ShutdownPolicy`], [`PoolError`] |
 //! | `report.rs` | [`PoolStats`], [`PoolReport`] and what else a pool tells back |
-//! | `engine.rs` | the engine both run on: its queue, threads and shutdown, with its invariants |
+//! | `engine.rs` | the engine both run on: its queue and threads, with its invariants |
+//! | `admission.rs` | admission: a place in the queue, a wait in line for room, or a refusal |
+//! | `shutdown.rs` | the engine's shutdown and its report |
 //! | `job.rs` | a queued task, type-erased, and [`Unstarted`] |
 //! | `worker_cell.rs` | each thread's counters, and its [`WorkerReport`] |
 //! | `owner.rs` | what both pools own, and how dropping one drains it |
@@ -51,6 +53,7 @@
 //! | `probe.rs`, `monitor.rs` | telemetry, and [`PoolMonitor`] |
 #![forbid(unsafe_code)]
 
+mod admission;
 mod batch;
 mod blocking;
 mod config;
@@ -60,6 +63,7 @@ mod monitor;
 mod owner;
 mod probe;
 mod report;
+mod shutdown;
 mod spawner;
 mod spawning;
 mod spin;

@@ -1,6 +1,6 @@
 //! [`AsyncExecutor`]: the core executor, its slots and its public API for
 //! tasks. Running it (its ticks) is `run.rs`, over the shared
-//! [`raw::tick`](crate::raw::tick); its wake state is [`ReadyQueue`].
+//! [`raw::sched::tick`](crate::raw::sched::tick); its wake state is [`ReadyQueue`].
 #![forbid(unsafe_code)]
 
 use core::fmt;
@@ -9,7 +9,8 @@ use core::task::{Context, Poll};
 use super::error::slot_out_of_range;
 use super::{CancelError, QueueClaimed, ReadyQueue, SpawnError, TaskRef};
 use crate::id::TaskId;
-use crate::raw::{KEEPS_POLLED_WAKES, Life};
+use crate::raw::KEEPS_POLLED_WAKES;
+use crate::raw::sched::Life;
 use crate::task::{TaskFailure, TaskOutput, TaskState};
 #[cfg(doc)]
 use crate::telemetry::{Counted, Timed};

@@ -65,18 +65,17 @@ mod async_executor;
 mod error;
 mod idle;
 mod ready_queue;
-mod report;
 mod run;
 mod task_pool;
 // The one module of the crate that may use `unsafe`: the heap-free waker.
 #[allow(unsafe_code)]
 mod waker;
 
+pub use crate::raw::sched::TickReport;
 pub use async_executor::AsyncExecutor;
 pub use error::{CancelError, QueueClaimed, SpawnError};
 pub use idle::{Idle, Pended};
 pub use ready_queue::ReadyQueue;
-pub use report::TickReport;
 pub use task_pool::{TaskPool, TaskPoolFigures, TooManyWorkers};
 
 /// A borrowed, pinned task as the core executor stores it: any task whose

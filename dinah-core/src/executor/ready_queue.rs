@@ -7,9 +7,8 @@ use core::fmt;
 use super::CancelError;
 use crate::atomic::{AtomicBool, AtomicU16, AtomicUsize, Ordering, fence};
 use crate::id::TaskId;
-use crate::raw::{
-    CancelRefused, GEN_MASK, Life, Link16, Stale, TaskCell, WakeStack, Word, const_unless_loom,
-};
+use crate::raw::const_unless_loom;
+use crate::raw::sched::{CancelRefused, GEN_MASK, Life, Link16, Stale, TaskCell, WakeStack, Word};
 use crate::task::TaskState;
 use crate::telemetry::{Counts, Measure, Unmeasured};
 

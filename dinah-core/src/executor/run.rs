@@ -1,6 +1,6 @@
 //! Running the core executor: [`tick`](AsyncExecutor::tick),
 //! [`run`](AsyncExecutor::run) and [`run_until`](AsyncExecutor::run_until)
-//! (and their observed forms), over the shared tick loop ([`raw::tick`]) with
+//! (and their observed forms), over the shared tick loop ([`raw::sched::tick`]) with
 //! this executor's storage: its ready list threaded through the queue's
 //! cells, its fixed slots, the wake stamps of a timed queue, and the guards
 //! that keep a slot consistent when a poll, a destructor or an observer
@@ -13,7 +13,9 @@ use core::task::{Context, Poll};
 
 use super::{AsyncExecutor, Idle, ReadyQueue, TickReport};
 use crate::id::TaskId;
-use crate::raw::{self, KEEPS_POLLED_WAKES, Life, Word};
+use crate::raw;
+use crate::raw::KEEPS_POLLED_WAKES;
+use crate::raw::sched::{Life, Word};
 use crate::task::TaskOutput;
 use crate::telemetry::{Measure, PollObserver};
 
@@ -40,7 +42,7 @@ impl<'t, 'a, 'o, const N: usize, O: TaskOutput, M: Measure, W: PollObserver + ?S
     }
 }
 
-impl<const N: usize, O: TaskOutput, M: Measure, W: PollObserver + ?Sized> raw::Tick
+impl<const N: usize, O: TaskOutput, M: Measure, W: PollObserver + ?Sized> raw::sched::Tick
     for Ticking<'_, '_, '_, N, O, M, W>
 {
     #[inline(always)]
@@ -267,7 +269,7 @@ impl<const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'_, N, O, M> {
         budget: usize,
         observer: &W,
     ) -> TickReport {
-        raw::tick(&mut Ticking::new(self, observer), budget)
+        raw::sched::tick(&mut Ticking::new(self, observer), budget)
     }
 
     /// Runs forever: ticks with `budget`, and whenever nothing is ready,

@@ -12,7 +12,7 @@ use critical_section::Mutex;
 use heapless::Deque;
 
 use super::SpawnError;
-use crate::raw::{Turn, WaitEntry, WaitKey, WaitList};
+use crate::raw::wait::{Turn, WaitEntry, WaitKey, WaitList};
 use crate::task::Never;
 
 struct State<I, const Q: usize, const P: usize> {
@@ -157,7 +157,7 @@ impl<I, const Q: usize, const P: usize> TaskPool<I, Q, P> {
     }
 
     fn with<R>(&self, f: impl FnOnce(&mut State<I, Q, P>) -> R) -> R {
-        crate::raw::critical(&self.state, f)
+        crate::raw::wait::critical(&self.state, f)
     }
 
     /// Spawns a job of `input`: queued for the first idle worker (woken

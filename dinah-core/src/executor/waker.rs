@@ -66,7 +66,7 @@ use super::ReadyQueue;
 use super::error::too_many_wakers;
 use super::ready_queue::{Cell, REFS_LIMIT};
 use crate::atomic::{Ordering, fence};
-use crate::raw::Life;
+use crate::raw::sched::Life;
 use crate::telemetry::Measure;
 
 impl<const N: usize, C: Measure> ReadyQueue<N, C> {

@@ -9,7 +9,8 @@ use core::task::{Context, Poll};
 
 use critical_section::Mutex;
 
-use crate::raw::{self, Turn, WaitEntry, WaitKey, WaitList, WakeBatch};
+use crate::raw;
+use crate::raw::wait::{Turn, WaitEntry, WaitKey, WaitList, WakeBatch};
 use crate::sync::Refusal;
 
 /// What an [`Event`] holds under its critical section.
@@ -131,7 +132,7 @@ impl<const W: usize> Event<W> {
         let mut woken = 0;
         loop {
             let mut batch = WakeBatch::new();
-            raw::critical(&self.state, |state| {
+            raw::wait::critical(&self.state, |state| {
                 if let Some(change) = change.take() {
                     grant = change(state);
                     state.epoch += 1;
@@ -158,13 +159,13 @@ impl<const W: usize> Event<W> {
     /// Raises so far (wrapping).
     #[must_use]
     pub fn raised(&self) -> u32 {
-        raw::critical(&self.state, |state| state.raised)
+        raw::wait::critical(&self.state, |state| state.raised)
     }
 
     /// Tasks waiting now.
     #[must_use]
     pub fn waiting(&self) -> u32 {
-        raw::critical(&self.state, |state| state.line.waiting())
+        raw::wait::critical(&self.state, |state| state.line.waiting())
     }
 
     /// A future that completes at the next raise after this call: the
@@ -196,7 +197,7 @@ impl<const W: usize> Default for Event<W> {
 
 impl<const W: usize> fmt::Debug for Event<W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        raw::critical(&self.state, |state| {
+        raw::wait::critical(&self.state, |state| {
             f.debug_struct("Event")
                 .field("raised", &state.raised)
                 .field("waiting", &state.line.waiting())
@@ -222,7 +223,7 @@ impl<const W: usize> Future for EventWait<'_, W> {
         let this = self.get_mut();
         let from = this.from;
         let key = &mut this.key;
-        raw::critical(&this.event.state, |state| {
+        raw::wait::critical(&this.event.state, |state| {
             let since = state.raised.wrapping_sub(from);
             match key.take() {
                 None if since > 0 => Poll::Ready(Ok(since)),
@@ -251,7 +252,7 @@ impl<const W: usize> Future for EventWait<'_, W> {
 impl<const W: usize> Drop for EventWait<'_, W> {
     fn drop(&mut self) {
         if let Some(key) = self.key.take() {
-            raw::critical(&self.event.state, |state| {
+            raw::wait::critical(&self.event.state, |state| {
                 state.line.cancel(key);
             });
         }

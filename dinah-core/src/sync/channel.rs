@@ -12,7 +12,8 @@ use critical_section::Mutex;
 use heapless::Deque;
 
 use super::{ChannelFigures, SendError, TryRecvError};
-use crate::raw::{self, ChannelLock, ChannelState, Lock, Sending, WaitEntry};
+use crate::raw;
+use crate::raw::wait::{ChannelLock, ChannelState, Lock, Sending, WaitEntry};
 
 type State<T, const N: usize, const W: usize> = ChannelState<Deque<T, N>, [WaitEntry; W]>;
 
@@ -125,7 +126,7 @@ impl<T, const N: usize, const W: usize> Channel<T, N, W> {
     /// The value, with [`Refusal::WouldWait`](super::Refusal::WouldWait)
     /// or [`Refusal::Closed`](super::Refusal::Closed).
     pub fn try_send(&self, value: T) -> Result<(), SendError<T>> {
-        raw::try_send(self, value)
+        raw::wait::try_send(self, value)
     }
 
     /// Its name, if it was given one.
@@ -159,7 +160,7 @@ impl<T, const N: usize, const W: usize> Lock for Channel<T, N, W> {
     type State = State<T, N, W>;
 
     fn with<R>(&self, f: impl FnOnce(&mut Self::State) -> R) -> R {
-        crate::raw::critical(&self.state, f)
+        crate::raw::wait::critical(&self.state, f)
     }
 }
 
@@ -257,7 +258,7 @@ impl<'a, T, const N: usize, const W: usize> Receiver<'a, T, N, W> {
 
     /// [`recv`](Self::recv) as a poll, for hand-written futures and streams.
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
-        raw::poll_recv(self.channel, cx)
+        raw::wait::poll_recv(self.channel, cx)
     }
 
     /// Receives the oldest value without waiting.
@@ -266,13 +267,13 @@ impl<'a, T, const N: usize, const W: usize> Receiver<'a, T, N, W> {
     ///
     /// [`TryRecvError::Empty`] or [`TryRecvError::Closed`].
     pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
-        raw::with_batch(self.channel, |state, batch| state.try_recv(batch))
+        raw::wait::with_batch(self.channel, |state, batch| state.try_recv(batch))
     }
 
     /// Closes the channel: senders waiting and senders to come get their
     /// values back; values already sent can still be received.
     pub fn close(&mut self) {
-        raw::with_batch(self.channel, ChannelState::close);
+        raw::wait::with_batch(self.channel, ChannelState::close);
     }
 
     /// The channel.
@@ -284,7 +285,7 @@ impl<'a, T, const N: usize, const W: usize> Receiver<'a, T, N, W> {
 
 impl<T, const N: usize, const W: usize> Drop for Receiver<'_, T, N, W> {
     fn drop(&mut self) {
-        raw::with_batch(self.channel, ChannelState::drop_receiver);
+        raw::wait::with_batch(self.channel, ChannelState::drop_receiver);
         // One at a time, outside the critical section: a value's drop may
         // take its time.
         while let Some(value) = self.channel.with(ChannelState::pop) {

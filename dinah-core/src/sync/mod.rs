@@ -4,19 +4,17 @@
 //! channels and semaphores, an owned `CancellationHandle` and `Shared`.)
 //!
 //! The channel and the semaphore share one wait protocol
-//! ([`raw::WaitList`](crate::raw::WaitList)): waiters are served first in,
+//! ([`raw::wait::WaitList`](crate::raw::wait::WaitList)): waiters are served first in,
 //! first out, each woken once when its turn comes, and the std variants
 //! run the same logic behind a mutex instead of a critical section.
 #![forbid(unsafe_code)]
 
 mod cancel;
 mod channel;
-mod error;
-mod figures;
 mod semaphore;
 
+pub use crate::raw::wait::{ChannelFigures, SemaphoreFigures};
+pub use crate::raw::wait::{PermitOverflow, Refusal, SendError, TryRecvError};
 pub use cancel::CancellationToken;
 pub use channel::{Channel, Receiver, Recv, SendFuture, Sender};
-pub use error::{PermitOverflow, Refusal, SendError, TryRecvError};
-pub use figures::{ChannelFigures, SemaphoreFigures};
 pub use semaphore::{Acquire, Permit, Semaphore};

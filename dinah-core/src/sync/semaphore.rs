@@ -11,7 +11,8 @@ use core::task::{Context, Poll};
 use critical_section::Mutex;
 
 use super::{PermitOverflow, Refusal, SemaphoreFigures};
-use crate::raw::{self, Acquiring, Lock, PermitLock, Permits, WaitEntry};
+use crate::raw;
+use crate::raw::wait::{Acquiring, Lock, PermitLock, Permits, WaitEntry};
 
 /// A count of permits where at most `W` tasks can wait at once: no heap,
 /// a `const` constructor, safe from interrupt handlers.
@@ -136,12 +137,12 @@ impl<const W: usize> Semaphore<W> {
     /// `u32::MAX` permits, free and held together: none is added (never
     /// some of them), so no permit is lost silently.
     pub fn add_permits(&self, permits: u32) -> Result<(), PermitOverflow> {
-        raw::add_permits(self, permits)
+        raw::wait::add_permits(self, permits)
     }
 
     /// Closes it: waiters and later acquires are refused.
     pub fn close(&self) {
-        raw::with_batch(self, Permits::close);
+        raw::wait::with_batch(self, Permits::close);
     }
 
     /// Permits free now.
@@ -169,7 +170,7 @@ impl<const W: usize> Lock for Semaphore<W> {
     type State = Permits<[WaitEntry; W]>;
 
     fn with<R>(&self, f: impl FnOnce(&mut Self::State) -> R) -> R {
-        crate::raw::critical(&self.state, f)
+        crate::raw::wait::critical(&self.state, f)
     }
 }
 
@@ -195,7 +196,7 @@ impl<const W: usize> Permit<'_, W> {
     /// Keeps the permits out of the semaphore for good (they no longer
     /// count toward its `u32::MAX`).
     pub fn forget(mut self) {
-        raw::forget_permits(self.semaphore, self.permits);
+        raw::wait::forget_permits(self.semaphore, self.permits);
         self.permits = 0;
     }
 }
@@ -203,7 +204,7 @@ impl<const W: usize> Permit<'_, W> {
 impl<const W: usize> Drop for Permit<'_, W> {
     fn drop(&mut self) {
         if self.permits > 0 {
-            raw::release(self.semaphore, self.permits);
+            raw::wait::release(self.semaphore, self.permits);
         }
     }
 }

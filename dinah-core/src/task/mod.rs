@@ -15,11 +15,10 @@
 mod cooperate;
 mod failure;
 mod output;
-mod state;
 mod storage;
 
+pub use crate::raw::sched::{InvalidTaskTransition, TaskState};
 pub use cooperate::{YieldNow, chunked, yield_now};
 pub use failure::{TaskFailure, TaskFailureKind};
 pub use output::{Never, Returns, TaskOutput};
-pub use state::{InvalidTaskTransition, TaskState};
 pub use storage::Task;

@@ -67,10 +67,8 @@
 //! ```
 #![forbid(unsafe_code)]
 
-mod clock;
 mod event;
 mod figures;
-mod histogram;
 mod measure;
 mod metrics;
 mod observer;
@@ -81,10 +79,10 @@ mod task_times;
 mod trace_ring;
 mod watch;
 
-pub use clock::{Clock, NoClock};
+pub use crate::raw::timer::Log2Histogram;
+pub use crate::raw::timer::{Clock, NoClock};
 pub use event::{TraceEvent, TraceEventKind};
 pub use figures::{ExecutorFigures, TaskFigures, TaskPhase};
-pub use histogram::Log2Histogram;
 pub use measure::{Counted, Measure, Timed, Unmeasured};
 #[doc(hidden)]
 pub use measure::{Counts, StaleCount, WakeStamp};

@@ -7,8 +7,8 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 use core::time::Duration;
 
-use super::divisor::bitwise_div_rem;
 use super::{Sleep, TimerDriver, ZeroPeriod, ticks_in};
+use crate::raw::timer::bitwise_div_rem;
 
 /// What an [`Interval`] does when it fell behind: when a tick completes
 /// more than one period late, so that the due time of the tick after it

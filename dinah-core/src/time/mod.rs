@@ -43,23 +43,21 @@ use core::future::Future;
 use core::task::{Context, Poll};
 use core::time::Duration;
 
-use crate::raw::TimerKey;
+use crate::raw::timer::TimerKey;
 #[cfg(doc)]
 use crate::telemetry::Clock;
 
 mod alarm;
-mod divisor;
 mod error;
-mod figures;
 mod interval;
 mod sleep;
 mod timers;
 mod wide;
 
+pub use crate::raw::timer::Divisor;
+pub use crate::raw::timer::TimerFigures;
 pub use alarm::{Alarm, Tickless};
-pub use divisor::Divisor;
 pub use error::{Elapsed, TimerFull, ZeroPeriod};
-pub use figures::TimerFigures;
 pub use interval::{Interval, MissedTicks};
 pub use sleep::Sleep;
 pub use timers::Timers;

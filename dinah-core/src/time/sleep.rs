@@ -7,7 +7,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use super::TimerDriver;
-use crate::raw::TimerKey;
+use crate::raw::timer::TimerKey;
 
 /// A future that completes once its driver's clock reaches its deadline;
 /// made by [`TimerDriver::sleep`] and its kin.

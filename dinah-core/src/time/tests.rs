@@ -142,7 +142,7 @@ fn durations_become_ticks_exactly_at_any_rate() {
 
 #[test]
 fn lags_are_recorded_in_whole_microseconds_at_the_clock_s_rate() {
-    use crate::raw::{Rate, TimerBook, TimerEntry};
+    use crate::raw::timer::{Rate, TimerBook, TimerEntry};
     let mut book: TimerBook<[TimerEntry<u16>; 2], u16> =
         TimerBook::new([const { TimerEntry::VACANT }; 2]);
     let waker = core::task::Waker::noop();
@@ -174,7 +174,7 @@ fn lags_are_recorded_in_whole_microseconds_at_the_clock_s_rate() {
 
 #[test]
 fn a_store_takes_the_clock_s_divisor_when_it_gives_one() {
-    use crate::raw::Rate;
+    use crate::raw::timer::Rate;
     /// A 1 kHz clock that reads 3 and gives its rate ready-made.
     struct Ready;
     impl Clock for Ready {

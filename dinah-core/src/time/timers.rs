@@ -9,7 +9,7 @@ use core::task::{Context, Poll};
 use critical_section::{CriticalSection, Mutex};
 
 use super::{TimerDriver, TimerFigures};
-use crate::raw::{Rate, TimerBook, TimerEntry, TimerKey};
+use crate::raw::timer::{Rate, TimerBook, TimerEntry, TimerKey};
 use crate::telemetry::Clock;
 
 type Book<const T: usize> = TimerBook<[TimerEntry<u16>; T], u16>;
@@ -62,7 +62,7 @@ type Book<const T: usize> = TimerBook<[TimerEntry<u16>; T], u16>;
 /// # Guarantees
 ///
 /// The armed timers are kept in a binary heap of the `T` entries (see
-/// [`raw::TimerHeap`](crate::raw::TimerHeap)): arming and cancelling are
+/// [`raw::timer::TimerHeap`](crate::raw::timer::TimerHeap)): arming and cancelling are
 /// O(log T), firing is O(log T) per timer that fires, and
 /// [`next_expiry`](Self::next_expiry) is the earliest armed deadline, so a
 /// tickless alarm is set for deadlines only. The store's RAM is its `T`
@@ -126,7 +126,7 @@ impl<const T: usize, C: Clock> Timers<T, C> {
     /// the caller holds already.
     #[must_use]
     pub fn next_expiry_in(&self, cs: CriticalSection<'_>) -> Option<u64> {
-        crate::raw::critical_in(cs, &self.book, |book| book.next_expiry())
+        crate::raw::wait::critical_in(cs, &self.book, |book| book.next_expiry())
     }
 
     /// The store's figures.
@@ -172,7 +172,7 @@ impl<const T: usize, C: Clock> Timers<T, C> {
     }
 
     fn with<R>(&self, f: impl FnOnce(&mut Book<T>) -> R) -> R {
-        crate::raw::critical(&self.book, f)
+        crate::raw::wait::critical(&self.book, f)
     }
 }
 

@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::task::Wake;
 
-use dinah_core::raw::{Link32, TaskCell};
+use dinah_core::raw::sched::{Link32, TaskCell};
 use dinah_core::telemetry::Measure;
 
 use super::hub::Hub;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use dinah_core::TaskId;
 use dinah_core::executor::SpawnError;
-use dinah_core::raw::WakeStack;
+use dinah_core::raw::sched::WakeStack;
 use dinah_core::task::TaskOutput;
 
 use super::ingress::{Ingress, Refused, Remote, Submission};
@@ -85,7 +85,10 @@ impl Hub {
     /// wakes made between runs. No unpark: the executor is not parked, this
     /// is its thread.
     #[inline]
-    pub(super) fn queue_started(&self, cell: &dinah_core::raw::TaskCell<dinah_core::raw::Link32>) {
+    pub(super) fn queue_started(
+        &self,
+        cell: &dinah_core::raw::sched::TaskCell<dinah_core::raw::sched::Link32>,
+    ) {
         if here::queue_here(self.address(), cell.index()).is_err() {
             self.stack.push(cell);
         }

@@ -1,5 +1,5 @@
 //! The hosted executor's run loop: spawning into its slots, the tick (the
-//! shared [`raw::tick`] loop over [`Ticking`]), `block_on` and shutdown,
+//! shared [`raw::sched::tick`] loop over [`Ticking`]), `block_on` and shutdown,
 //! with the guards that keep them consistent when user code unwinds.
 #![forbid(unsafe_code)]
 
@@ -14,7 +14,8 @@ use std::time::Duration;
 
 use dinah_core::TaskId;
 use dinah_core::executor::{SpawnError, TickReport};
-use dinah_core::raw::{self, Life, WakeStack};
+use dinah_core::raw;
+use dinah_core::raw::sched::{Life, WakeStack};
 use dinah_core::task::TaskOutput;
 use dinah_core::telemetry::Measure;
 
@@ -336,7 +337,7 @@ impl<'a, M: Measure> Inner<'a, M> {
     }
 
     /// One tick; the caller has entered the executor (`RunningHere`). The
-    /// loop is the scheduling core's ([`raw::tick`]), over this executor's
+    /// loop is the scheduling core's ([`raw::sched::tick`]), over this executor's
     /// storage ([`Ticking`]). Inlined into its two callers: `block_on` reads
     /// only `work_remaining`, and the rest of the report then costs nothing.
     #[inline(always)]
@@ -359,7 +360,7 @@ impl<'a, M: Measure> Inner<'a, M> {
         }
         // The ready list is borrowed once for the whole tick, not once per
         // task.
-        let report = raw::tick(
+        let report = raw::sched::tick(
             &mut Ticking {
                 ready: self.ready.borrow_mut(),
                 next: self.next.get(),

@@ -11,7 +11,7 @@ use std::task::Waker;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use dinah_core::TaskId;
-use dinah_core::raw::Life;
+use dinah_core::raw::sched::Life;
 use dinah_core::telemetry::Measure;
 
 use super::header::Header;

@@ -1,11 +1,12 @@
 //! [`Ticking`]: one tick's view of a hosted executor, the storage the
-//! shared tick loop ([`raw::tick`]) works on.
+//! shared tick loop ([`raw::sched::tick`]) works on.
 #![forbid(unsafe_code)]
 
 use std::cell::RefMut;
 use std::rc::Rc;
 
-use dinah_core::raw::{self, Life, Word};
+use dinah_core::raw;
+use dinah_core::raw::sched::{Life, Word};
 use dinah_core::telemetry::{Measure, TraceEventKind};
 
 use super::run::{Inner, MAIN};
@@ -14,8 +15,8 @@ use super::slots::drop_task;
 use crate::runtime::context::RunningHere;
 
 /// One tick's view of a hosted executor: the storage the shared tick loop
-/// ([`raw::tick`]) works on. `place` is the task taken off the ready list
-/// last, held between [`take`](raw::Tick::take) and its step.
+/// ([`raw::sched::tick`]) works on. `place` is the task taken off the ready list
+/// last, held between [`take`](raw::sched::Tick::take) and its step.
 pub(super) struct Ticking<'t, 'r, 'a, M: Measure> {
     pub(super) inner: &'t Inner<'a, M>,
     pub(super) here: &'t RunningHere<'r>,
@@ -33,7 +34,7 @@ impl<M: Measure> Drop for Ticking<'_, '_, '_, M> {
     }
 }
 
-impl<M: Measure> raw::Tick for Ticking<'_, '_, '_, M> {
+impl<M: Measure> raw::sched::Tick for Ticking<'_, '_, '_, M> {
     #[inline(always)]
     fn take_woken(&mut self) {
         let next = std::mem::replace(&mut self.next, 0);

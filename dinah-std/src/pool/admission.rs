@@ -9,7 +9,7 @@ use std::task::Waker;
 
 use dinah_core::config::LifecycleState;
 use dinah_core::executor::SpawnError;
-use dinah_core::raw::WaitKey;
+use dinah_core::raw::wait::WaitKey;
 
 use super::AdmissionBound;
 use super::engine::{Admitted, Ask, Engine, State};
@@ -68,7 +68,7 @@ impl Engine {
     }
 
     /// Looks at a waiting submitter's turn.
-    pub(crate) fn turn(&self, key: WaitKey, waker: &Waker) -> dinah_core::raw::Turn {
+    pub(crate) fn turn(&self, key: WaitKey, waker: &Waker) -> dinah_core::raw::wait::Turn {
         lock(&self.state).room.poll(key, waker)
     }
 

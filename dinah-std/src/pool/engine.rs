@@ -49,7 +49,7 @@ use std::task::Waker;
 
 use dinah_core::config::LifecycleState;
 use dinah_core::executor::SpawnError;
-use dinah_core::raw::{WaitKey, WaitList};
+use dinah_core::raw::wait::{WaitKey, WaitList};
 use dinah_core::{TaskId, WorkerId};
 
 use super::job::Entry;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use dinah_core::config::LifecycleState;
-use dinah_core::raw::WakeBatch;
+use dinah_core::raw::wait::WakeBatch;
 
 use super::engine::{Engine, is_worker_of};
 use super::job::Entry;

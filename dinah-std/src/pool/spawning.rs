@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use dinah_core::executor::SpawnError;
-use dinah_core::raw::{Turn, WaitKey};
+use dinah_core::raw::wait::{Turn, WaitKey};
 
 use super::engine::{Admitted, Ask, Engine};
 use crate::task::JoinHandle;

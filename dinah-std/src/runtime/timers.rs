@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Waker;
 use std::time::{Duration, Instant};
 
-use dinah_core::raw::{Rate, TimerBook, TimerEntry, TimerStore, Wheel};
+use dinah_core::raw::timer::{Rate, TimerBook, TimerEntry, TimerStore, Wheel};
 use dinah_core::telemetry::Clock;
 use dinah_core::time::{Divisor, TimerFigures};
 

@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use dinah_core::raw::{Lock, Settle, Slots, WaitEntry, WaitStore};
+use dinah_core::raw::wait::{Lock, Settle, Slots, WaitEntry, WaitStore};
 
 use crate::primitives::{Mutex, lock};
 

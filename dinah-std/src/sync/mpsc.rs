@@ -3,7 +3,7 @@
 //!
 //! The same logic as the core's static
 //! [`Channel`](dinah_core::sync::Channel) (one
-//! [`dinah_core::raw::ChannelState`]), behind a mutex, with a
+//! [`dinah_core::raw::wait::ChannelState`]), behind a mutex, with a
 //! line of waiting senders that grows as needed and a clock for how long
 //! the first of them has waited.
 //!
@@ -54,7 +54,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use dinah_core::raw::{self, ChannelLock, ChannelState, Lock, Sending};
+use dinah_core::raw;
+use dinah_core::raw::wait::{ChannelLock, ChannelState, Lock, Sending};
 use dinah_core::sync::{ChannelFigures, SendError, TryRecvError};
 
 use super::line::{Bounded, Growing, Locked};
@@ -147,7 +148,7 @@ impl<T> Sender<T> {
     /// The value, with [`Refusal::WouldWait`](dinah_core::sync::Refusal::WouldWait)
     /// (counted in the figures' `refused`) or `Closed`.
     pub fn try_send(&self, value: T) -> Result<(), SendError<T>> {
-        raw::try_send(&*self.inner, value)
+        raw::wait::try_send(&*self.inner, value)
     }
 
     /// Whether the receiver closed the channel or went away.
@@ -232,7 +233,7 @@ impl<T> Receiver<T> {
 
     /// [`recv`](Self::recv) as a poll, for hand-written futures and streams.
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
-        raw::poll_recv(&*self.inner, cx)
+        raw::wait::poll_recv(&*self.inner, cx)
     }
 
     /// Receives the oldest value without waiting.
@@ -241,13 +242,13 @@ impl<T> Receiver<T> {
     ///
     /// [`TryRecvError::Empty`] or [`TryRecvError::Closed`].
     pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
-        raw::with_batch(&*self.inner, |state, batch| state.try_recv(batch))
+        raw::wait::with_batch(&*self.inner, |state, batch| state.try_recv(batch))
     }
 
     /// Closes the channel: senders waiting and senders to come get their
     /// values back; values already sent can still be received.
     pub fn close(&mut self) {
-        raw::with_batch(&*self.inner, ChannelState::close);
+        raw::wait::with_batch(&*self.inner, ChannelState::close);
     }
 
     /// What it holds and who waits, now.
@@ -259,7 +260,7 @@ impl<T> Receiver<T> {
 
 impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
-        raw::with_batch(&*self.inner, ChannelState::drop_receiver);
+        raw::wait::with_batch(&*self.inner, ChannelState::drop_receiver);
         while let Some(value) = self.inner.with(ChannelState::pop) {
             drop(value);
         }

@@ -8,7 +8,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use dinah_core::raw::{self, Acquiring, Lock, PermitLock, Permits};
+use dinah_core::raw;
+use dinah_core::raw::wait::{Acquiring, Lock, PermitLock, Permits};
 use dinah_core::sync::{PermitOverflow, Refusal, SemaphoreFigures};
 
 use super::line::{Growing, Locked};
@@ -24,7 +25,7 @@ impl PermitLock for Inner {
 ///
 /// The same logic as the core's static
 /// [`Semaphore`](dinah_core::sync::Semaphore) (one
-/// [`Permits`](dinah_core::raw::Permits)), behind a mutex, with a line that
+/// [`Permits`](dinah_core::raw::wait::Permits)), behind a mutex, with a line that
 /// grows and a clock for how long its first waiter has waited.
 ///
 /// ```
@@ -169,12 +170,12 @@ impl SharedSemaphore {
     /// `u32::MAX` permits, free and held together: none is added (never
     /// some of them), so no permit is lost silently.
     pub fn add_permits(&self, permits: u32) -> Result<(), PermitOverflow> {
-        raw::add_permits(&*self.inner, permits)
+        raw::wait::add_permits(&*self.inner, permits)
     }
 
     /// Closes it: waiters and later acquires are refused.
     pub fn close(&self) {
-        raw::with_batch(&*self.inner, Permits::close);
+        raw::wait::with_batch(&*self.inner, Permits::close);
     }
 
     /// Permits free now.
@@ -220,7 +221,7 @@ impl SharedPermit<'_> {
     /// Keeps the permits out of the semaphore for good (they no longer
     /// count toward its `u32::MAX`).
     pub fn forget(mut self) {
-        raw::forget_permits(self.inner, self.permits);
+        raw::wait::forget_permits(self.inner, self.permits);
         self.permits = 0;
     }
 }
@@ -228,7 +229,7 @@ impl SharedPermit<'_> {
 impl Drop for SharedPermit<'_> {
     fn drop(&mut self) {
         if self.permits > 0 {
-            raw::release(self.inner, self.permits);
+            raw::wait::release(self.inner, self.permits);
         }
     }
 }
@@ -250,7 +251,7 @@ pub struct OwnedPermit {
 
 impl Drop for OwnedPermit {
     fn drop(&mut self) {
-        raw::release(&*self.inner, 1);
+        raw::wait::release(&*self.inner, 1);
     }
 }
 

@@ -4,7 +4,7 @@
 //! clock a test can pause ([`ExecutorConfig::start_paused`](crate::executor::ExecutorConfig::start_paused)).
 //!
 //! Each executor keeps one store of timers (a growing store ordered by a
-//! timer wheel, see [`dinah_core::raw::Wheel`]) and drives it itself: at the start of each
+//! timer wheel, see [`dinah_core::raw::timer::Wheel`]) and drives it itself: at the start of each
 //! tick it fires the timers that are due, and when no task is ready it
 //! parks until the next deadline; a wake from another thread cuts that
 //! park short. There is no timer thread. The clock is the host's monotonic
@@ -38,7 +38,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use dinah_core::raw::{TimerBook, TimerKey};
+use dinah_core::raw::timer::{TimerBook, TimerKey};
 use dinah_core::time::{
     Elapsed, Interval, MissedTicks, Sleep, TimerDriver, TimerFigures, ZeroPeriod,
 };

@@ -2,7 +2,7 @@
 //! stores (a firmware's).
 #![forbid(unsafe_code)]
 
-use super::timer_queue::{
+use super::queue::{
     NO_LIST, TimerEntry, TimerIndex, TimerOrder, entry, entry_mut, out_of_range, sealed,
 };
 

@@ -375,7 +375,7 @@ impl<L: Link> TaskCell<L> {
         let word = self.word();
         assert!(!word.is_live());
         self.state.store(
-            (word.0 & !(super::GEN_MASK << super::word::GEN_SHIFT))
+            (word.0 & !(super::word::GEN_MASK << super::word::GEN_SHIFT))
                 | (generation << super::word::GEN_SHIFT),
             Ordering::Release,
         );

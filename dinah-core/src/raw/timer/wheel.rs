@@ -16,7 +16,7 @@
 //! that fire, plus their moves between levels, plus six per slot reached).
 #![forbid(unsafe_code)]
 
-use super::timer_queue::{
+use super::queue::{
     NO_LIST, TimerEntry, TimerIndex, TimerOrder, entry, entry_mut, out_of_range, sealed,
 };
 

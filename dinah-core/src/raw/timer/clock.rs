@@ -1,7 +1,7 @@
 //! [`Clock`], the one tick source of dinah's telemetry, and [`NoClock`].
 #![forbid(unsafe_code)]
 
-use crate::time::Divisor;
+use super::divisor::Divisor;
 
 /// A monotonic tick source: the one clock of dinah's telemetry and, later,
 /// its timers. SysTick, a DWT cycle counter or a timer on firmware (a type

@@ -4,8 +4,8 @@
 //! [`TickTally`].
 #![forbid(unsafe_code)]
 
+use super::report::TickReport;
 use super::word::{CANCEL, SELF_WOKEN, WOKEN_IN_POLL, Word};
-use crate::executor::TickReport;
 
 /// What an executor's storage does for [`tick`]: the parts that differ
 /// between the fixed-slot executor and the hosted one. The order of the

@@ -13,10 +13,10 @@ use core::ops::Deref;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
-use super::channel_state::{ChannelState, SendPoll, SendSlot, Slots};
+use super::channel::{ChannelState, SendPoll, SendSlot, Slots};
+use super::error::{Refusal, SendError};
+use super::list::{Turn, WaitKey, WaitStore, WakeBatch};
 use super::permits::Permits;
-use super::wait_list::{Turn, WaitKey, WaitStore, WakeBatch};
-use crate::sync::{Refusal, SendError};
 
 /// State behind a lock, with the clock its waits are stamped with.
 pub trait Lock {

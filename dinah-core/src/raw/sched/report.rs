@@ -2,7 +2,7 @@
 #![forbid(unsafe_code)]
 
 /// What one tick did, on either executor (the core
-/// [`AsyncExecutor::tick`](super::AsyncExecutor::tick), or `dinah-std`'s
+/// [`AsyncExecutor::tick`](crate::executor::AsyncExecutor::tick), or `dinah-std`'s
 /// `LocalExecutor::tick`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
 #[non_exhaustive]
@@ -18,7 +18,7 @@ pub struct TickReport {
     /// Polls caused by a wake made while no task was being polled (from an
     /// interrupt handler or another thread between polls, or from code
     /// outside the executor), or made from another context while one was
-    /// (see [`ReadyQueue::with_context`](super::ReadyQueue::with_context)).
+    /// (see [`ReadyQueue::with_context`](crate::executor::ReadyQueue::with_context)).
     pub woken_outside: usize,
     /// Polls caused by a wake made, in the executor's own context, while
     /// some other task was being polled (without a context function: any
@@ -27,7 +27,7 @@ pub struct TickReport {
     /// Polls caused by a task waking itself during its own poll (in the
     /// executor's own context). Without a context function a wake from
     /// another thread or interrupt that lands during the poll is counted
-    /// here too (see [`ReadyQueue`](super::ReadyQueue)'s "Telling a task's
+    /// here too (see [`ReadyQueue`](crate::executor::ReadyQueue)'s "Telling a task's
     /// own wakes apart").
     pub self_woken: usize,
     /// Wakes that arrived for tasks already over, since the previous tick.

@@ -6,9 +6,10 @@
 
 use core::task::{Poll, Waker};
 
-use super::timer_queue::{Armed, TimerIndex, TimerKey, TimerQueue, TimerStore};
-use crate::telemetry::Clock;
-use crate::time::{Divisor, TimerFigures};
+use super::clock::Clock;
+use super::divisor::Divisor;
+use super::figures::TimerFigures;
+use super::queue::{Armed, TimerIndex, TimerKey, TimerQueue, TimerStore};
 
 /// The rate of the clock a [`TimerBook`]'s times are read on, as the book
 /// converts lags from ticks to microseconds.

@@ -4,8 +4,9 @@
 
 use core::task::Waker;
 
-use super::wait_list::{Turn, WaitKey, WaitList, WaitStore, WakeBatch};
-use crate::sync::{PermitOverflow, Refusal, SemaphoreFigures};
+use super::error::{PermitOverflow, Refusal};
+use super::figures::SemaphoreFigures;
+use super::list::{Turn, WaitKey, WaitList, WaitStore, WakeBatch};
 
 /// A number of free permits, a closed flag and a [`WaitList`].
 ///

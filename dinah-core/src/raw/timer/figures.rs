@@ -1,7 +1,7 @@
 //! [`TimerFigures`]: what a timer store counts.
 #![forbid(unsafe_code)]
 
-use crate::telemetry::Log2Histogram;
+use super::histogram::Log2Histogram;
 
 /// The figures of one timer store: how many timers are armed, how many
 /// fired, were cancelled or were refused, and how late they completed.

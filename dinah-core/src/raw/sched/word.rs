@@ -20,7 +20,7 @@
 //! system. Elsewhere it is never set and every wake pushes.
 #![forbid(unsafe_code)]
 
-use crate::task::TaskState;
+use super::state::TaskState;
 
 /// On the wake stack, or taken off it and not yet polled.
 pub(crate) const QUEUED: u32 = 1 << 0;

@@ -9,8 +9,9 @@
 
 use core::task::{Poll, Waker};
 
-use super::wait_list::{Turn, WaitKey, WaitList, WaitStore, WakeBatch};
-use crate::sync::{ChannelFigures, Refusal, TryRecvError};
+use super::error::{Refusal, TryRecvError};
+use super::figures::ChannelFigures;
+use super::list::{Turn, WaitKey, WaitList, WaitStore, WakeBatch};
 
 /// Where a channel keeps its values: first in, first out, bounded.
 pub trait Slots {

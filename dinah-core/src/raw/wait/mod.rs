@@ -1,0 +1,33 @@
+//! The wait-line core channels, semaphores and pool admission are built on:
+//! a first-in, first-out line of waiters over storage its owner picks
+//! ([`WaitList`]), a semaphore's count and line ([`Permits`]), a bounded
+//! channel's buffer, line and receiver ([`ChannelState`]), and the send and
+//! acquire futures written once over a [`Lock`]; with the values they
+//! report ([`Refusal`], [`SendError`], [`TryRecvError`], [`PermitOverflow`],
+//! [`ChannelFigures`], [`SemaphoreFigures`]).
+//!
+//! | file | holds |
+//! | --- | --- |
+//! | `list.rs` | [`WaitList`]: the line, with its invariants |
+//! | `permits.rs` | [`Permits`]: a semaphore's count and line, for both crates' semaphores |
+//! | `channel.rs` | [`ChannelState`]: a bounded channel's buffer, line and receiver, for both crates' channels |
+//! | `waiting.rs` | [`Lock`], and the send and acquire futures written once over it |
+//! | `error.rs`, `figures.rs` | what a send, receive or acquire reports, and the figures |
+#![forbid(unsafe_code)]
+
+mod channel;
+mod error;
+mod figures;
+mod list;
+mod permits;
+mod waiting;
+
+pub use channel::{ChannelState, SendPoll, SendSlot, Slots};
+pub use error::{PermitOverflow, Refusal, SendError, TryRecvError};
+pub use figures::{ChannelFigures, SemaphoreFigures};
+pub use list::{Turn, WAKE_BATCH, WaitEntry, WaitKey, WaitList, WaitStore, WakeBatch};
+pub use permits::Permits;
+pub use waiting::{
+    Acquiring, ChannelLock, Item, Lock, PermitLock, Sending, Settle, add_permits, critical,
+    critical_in, forget_permits, poll_recv, release, try_send, wake, with_batch,
+};

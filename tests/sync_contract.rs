@@ -59,8 +59,8 @@ struct Core;
 type CoreChannel = Channel<Item, 2, 8>;
 
 impl Family for Core {
-    type Tx = dinah::sync::Sender<'static, Item, 2, 8>;
-    type Rx = dinah::sync::Receiver<'static, Item, 2, 8>;
+    type Tx = dinah::sync::channel::Sender<'static, Item, 2, 8>;
+    type Rx = dinah::sync::channel::Receiver<'static, Item, 2, 8>;
     fn make() -> (Self::Tx, Self::Rx) {
         let channel: &'static CoreChannel = keep_forever(Channel::named("contract"));
         channel.split().unwrap()

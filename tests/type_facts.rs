@@ -39,7 +39,7 @@ const _: () = {
     send_sync::<dinah::sync::Channel<u32, 4>>();
     send_sync::<dinah::sync::Semaphore>();
     send_sync::<dinah::executor::TaskPool<u32, 4, 2>>();
-    send_sync::<dinah::sync::Sender<'static, u32, 4>>();
+    send_sync::<dinah::sync::channel::Sender<'static, u32, 4>>();
     clone_send_sync_static::<dinah::sync::mpsc::Sender<u32>>();
     send_sync::<dinah::sync::mpsc::Receiver<u32>>();
     clone_send_sync_static::<dinah::sync::SharedSemaphore>();

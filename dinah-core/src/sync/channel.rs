@@ -1,5 +1,8 @@
 //! [`Channel`]: a bounded, many-sender, one-receiver channel in static
-//! storage, with its [`Sender`], [`Receiver`] and [`Recv`] future.
+//! storage, with its [`Sender`], [`Receiver`], [`SendFuture`] and [`Recv`]
+//! future. Its halves are named as those of the hosted `sync::mpsc`
+//! channel, which is sized at run time, and live in this module so the two
+//! sets of names never meet (`sync::channel::Sender`, `sync::mpsc::Sender`).
 #![forbid(unsafe_code)]
 
 use core::cell::RefCell;

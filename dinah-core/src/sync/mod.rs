@@ -10,11 +10,11 @@
 #![forbid(unsafe_code)]
 
 mod cancel;
-mod channel;
+pub mod channel;
 mod semaphore;
 
 pub use crate::raw::wait::{ChannelFigures, SemaphoreFigures};
 pub use crate::raw::wait::{PermitOverflow, Refusal, SendError, TryRecvError};
 pub use cancel::CancellationToken;
-pub use channel::{Channel, Receiver, Recv, SendFuture, Sender};
+pub use channel::Channel;
 pub use semaphore::{Acquire, Permit, Semaphore};

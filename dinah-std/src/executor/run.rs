@@ -61,7 +61,6 @@ pub(super) struct Inner<'a, M: Measure> {
     /// dropped, so entering again would be re-entrant.
     pub(super) running: Cell<bool>,
     pub(super) closed: Cell<bool>,
-    /// A draining shutdown's state.
     pub(super) drain: Drain,
     /// Ticks left before the next look at the reactor.
     pub(super) io_countdown: Cell<u32>,

@@ -27,6 +27,7 @@ use dinah::task::{JoinError, JoinHandle, TaskFailureKind, TaskState, chunked};
 use dinah::{AsyncExecutor, LocalExecutor, ReadyQueue, TaskId, yield_now};
 
 mod support;
+use support::WokenElsewhere;
 use support::models::EXECUTOR_SLOTS;
 
 /// A task that ends, with an error or not, owned by its executor (so that
@@ -626,30 +627,6 @@ fn a_task_that_wakes_itself_and_ends_in_one_poll_ends_once<F: ExecutorFamily>() 
         assert_eq!(running.live(), 0);
     });
     assert_eq!(polls.load(Ordering::SeqCst), 1);
-}
-
-/// Woken from another thread during its first poll; ready at its
-/// `ready_at`-th poll, returning how many polls it took.
-struct WokenElsewhere {
-    polls: usize,
-    ready_at: usize,
-}
-
-impl Future for WokenElsewhere {
-    type Output = usize;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
-        self.polls += 1;
-        if self.polls == 1 {
-            let waker = cx.waker().clone();
-            thread::spawn(move || waker.wake()).join().unwrap();
-        }
-        if self.polls >= self.ready_at {
-            Poll::Ready(self.polls)
-        } else {
-            Poll::Pending
-        }
-    }
 }
 
 fn a_wake_from_another_thread_during_a_poll_is_not_the_tasks_own<F: ExecutorFamily>() {

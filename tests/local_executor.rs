@@ -17,6 +17,7 @@ use dinah::task::TaskFailureKind;
 use dinah::{JoinError, LocalExecutor, SpawnError, yield_now};
 
 mod support;
+use support::WokenElsewhere;
 
 /// Counts its drops and remembers the thread of the last one.
 struct DropProbe {
@@ -562,31 +563,6 @@ fn a_task_s_future_is_dropped_before_its_handle_resolves() {
             Err(JoinError::Cancelled)
         };
         assert_eq!(result, Some(expected), "{ending}: then resolved");
-    }
-}
-
-/// A future whose first poll hands a clone of its waker to another thread,
-/// which wakes it there and is joined before the poll returns, so the wake
-/// lands during that poll; ready at its `ready_at`-th poll.
-struct WokenElsewhere {
-    polls: usize,
-    ready_at: usize,
-}
-
-impl std::future::Future for WokenElsewhere {
-    type Output = usize;
-
-    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<usize> {
-        self.polls += 1;
-        if self.polls == 1 {
-            let waker = cx.waker().clone();
-            thread::spawn(move || waker.wake()).join().unwrap();
-        }
-        if self.polls >= self.ready_at {
-            Poll::Ready(self.polls)
-        } else {
-            Poll::Pending
-        }
     }
 }
 

@@ -164,3 +164,31 @@ pub(crate) fn for_random_bytes(cases: u32, max_len: usize, check: impl Fn(&[u8])
         panic!("{failure}");
     }
 }
+
+/// A future woken from another thread during its first poll (the wake
+/// lands during that poll); ready at its `ready_at`-th poll, returning how
+/// many polls it took.
+pub(crate) struct WokenElsewhere {
+    pub(crate) polls: usize,
+    pub(crate) ready_at: usize,
+}
+
+impl std::future::Future for WokenElsewhere {
+    type Output = usize;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<usize> {
+        self.polls += 1;
+        if self.polls == 1 {
+            let waker = cx.waker().clone();
+            std::thread::spawn(move || waker.wake()).join().unwrap();
+        }
+        if self.polls >= self.ready_at {
+            std::task::Poll::Ready(self.polls)
+        } else {
+            std::task::Poll::Pending
+        }
+    }
+}

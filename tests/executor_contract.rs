@@ -135,14 +135,13 @@ fn host_queue() -> &'static ReadyQueue<EXECUTOR_SLOTS> {
 struct Core;
 
 /// The core executor running, with its tasks' ids.
-struct CoreRunning<'s, 'a> {
+struct CoreRunning<'s> {
     executor: AsyncExecutor<'s, EXECUTOR_SLOTS, Result<(), &'static str>>,
     ids: Vec<TaskId>,
     ended: Vec<Option<Ended>>,
-    _tasks: std::marker::PhantomData<Task<'a>>,
 }
 
-impl Running for CoreRunning<'_, '_> {
+impl Running for CoreRunning<'_> {
     fn tick(&mut self, budget: usize) -> Option<TickReport> {
         panic::catch_unwind(AssertUnwindSafe(|| self.executor.tick(budget))).ok()
     }
@@ -191,7 +190,6 @@ impl ExecutorFamily for Core {
             executor,
             ids,
             ended,
-            _tasks: std::marker::PhantomData,
         });
     }
 

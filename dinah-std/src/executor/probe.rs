@@ -65,10 +65,8 @@ impl ExecProbe {
     /// Made on the executor's thread.
     pub(crate) fn new(config: TelemetryConfig) -> Self {
         let probe = Probe::new(config);
-        let cpu = (probe.config.clock.is_none() && !cfg!(miri))
-            .then(|| CpuWatch::this_thread(probe.now()));
         Self {
-            cpu,
+            cpu: CpuWatch::for_probe(&probe),
             probe,
             polling: PollStamp::new(),
             last: Stamp::new(),

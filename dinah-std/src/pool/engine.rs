@@ -410,12 +410,8 @@ impl Engine {
 
     fn work_loop(self: &Arc<Self>, cell: &WorkerCell) {
         enter_worker(self);
-        if let Some(probe) = self.probe()
-            && probe.watches_cpu()
-        {
-            let _ = cell
-                .cpu
-                .set(crate::telemetry::cpu::CpuWatch::this_thread(probe.now()));
+        if let Some(watch) = self.probe().and_then(PoolProbe::cpu_watch) {
+            let _ = cell.cpu.set(watch);
         }
         let mut state = lock(&self.state);
         state.crew.starting -= 1;

@@ -31,10 +31,10 @@ impl PoolProbe {
         }
     }
 
-    /// Whether its workers watch their account with the scheduler: only
-    /// with the host's clock (see `telemetry::cpu`).
-    pub(crate) fn watches_cpu(&self) -> bool {
-        self.probe.config.clock.is_none() && !cfg!(miri)
+    /// A watch on the calling worker thread's account with the scheduler,
+    /// where one can be kept (see `telemetry::cpu`).
+    pub(crate) fn cpu_watch(&self) -> Option<crate::telemetry::cpu::CpuWatch> {
+        crate::telemetry::cpu::CpuWatch::for_probe(&self.probe)
     }
 
     /// Now, on the pool's clock.

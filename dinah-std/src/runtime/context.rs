@@ -347,15 +347,21 @@ pub(crate) fn keep(driver: Arc<Driver>) {
 /// When no executor was made or entered on this thread, or the reactor
 /// could not be made.
 pub(crate) fn current_reactor() -> io::Result<Arc<Reactor>> {
-    let driver = current().ok_or_else(|| {
-        io::Error::other(
+    with_current(Driver::reactor_or_install).unwrap_or_else(|| {
+        Err(io::Error::other(
             "dinah: no LocalExecutor was made or entered on this thread, so there is no reactor \
              to register a socket with",
-        )
-    })?;
-    let reactor = driver.reactor_or_install();
+        ))
+    })
+}
+
+/// `f`'s answer for this thread's current driver, if there is one, with
+/// the reference it borrowed kept for the next [`current`].
+fn with_current<R>(f: impl FnOnce(&Driver) -> R) -> Option<R> {
+    let driver = current()?;
+    let answer = f(&driver);
     keep(driver);
-    reactor
+    Some(answer)
 }
 
 // ---- poll notes ----
@@ -395,13 +401,8 @@ impl PollNotes {
     /// The socket wait, named by the reactor of the executor running here.
     pub(crate) fn io_wait(&self) -> Option<IoWait> {
         let (token, interest) = self.io?;
-        let driver = current()?;
-        let resource = driver.reactor().and_then(|reactor| reactor.label(token));
-        keep(driver);
-        Some(IoWait {
-            resource: resource?,
-            interest,
-        })
+        let resource = with_current(|driver| driver.reactor()?.label(token))??;
+        Some(IoWait { resource, interest })
     }
 }
 

@@ -48,6 +48,7 @@ use std::time::Duration;
 use dinah_core::{TaskId, WorkerId};
 
 use crate::primitives::lock_std;
+use crate::telemetry::hook::Probe;
 use crate::telemetry::{CpuShare, Thresholds, Verdict};
 
 /// The shortest window judged: shorter ones are left to grow.
@@ -166,6 +167,14 @@ pub(crate) struct CpuWatch {
 }
 
 impl CpuWatch {
+    /// A watch on the calling thread for a runtime measured by `probe`,
+    /// when its windows can be set against the scheduler's nanoseconds:
+    /// with the host's clock only (not a clock of the user's), and not
+    /// under Miri (which has no scheduler to ask).
+    pub(crate) fn for_probe(probe: &Probe) -> Option<Self> {
+        (probe.config.clock.is_none() && !cfg!(miri)).then(|| Self::this_thread(probe.now()))
+    }
+
     /// A watch on the calling thread (made on the thread it watches), its
     /// first window starting `now` (ns on the runtime's clock).
     pub(crate) fn this_thread(now: u64) -> Self {

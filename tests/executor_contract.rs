@@ -6,7 +6,9 @@
 //! its task or its executor is gone) and what driving the executor does
 //! (ticks, budgets, `block_on`/`run_until`). Each executor's own suite keeps
 //! only what is particular to it (the core's fixed slots and ids, the hosted
-//! one's join handles, ingress, caps and shutdown reports).
+//! one's ingress and caps). What every hosted runtime promises through its
+//! join handles (values, panics, cancellation from any thread, timers,
+//! shutdown and its report) is the other contract, `runtime_contract.rs`.
 //!
 //! Where the two differ by design, the harness says so in one place: a
 //! panicking task's panic reaches the caller of the core executor's `tick`

@@ -1,19 +1,19 @@
-//! The hosted `LocalExecutor`'s own promises, beyond the shared executor
-//! contract: join handles, caught panics, `block_on` re-entry, the bounded
-//! `Spawner` ingress, and shutdown.
+//! The hosted `LocalExecutor`'s own promises, beyond the two contracts it
+//! runs (`executor_contract.rs`, tick by tick; `runtime_contract.rs`,
+//! through join handles): its tick-level view of handles, `!Send` tasks and
+//! the `LocalSpawner`, `block_on` re-entry, the bounded `Spawner` ingress
+//! and its cap, and shutdown on the executor's own thread.
 
 use std::cell::{Cell, RefCell};
 use std::future::poll_fn;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::{Arc, Mutex};
 use std::task::{Poll, Waker};
 use std::thread::{self, ThreadId};
 
 use dinah::executor::ExecutorConfig;
 use dinah::queue::CapacityError;
-use dinah::task::TaskFailureKind;
 use dinah::{JoinError, LocalExecutor, SpawnError, yield_now};
 
 mod support;
@@ -47,81 +47,6 @@ impl Drop for DropProbe {
 /// A future that never finishes.
 async fn forever() {
     std::future::pending::<()>().await;
-}
-
-#[test]
-fn handles_give_values_errors_and_failure_kinds() {
-    let executor = LocalExecutor::new();
-    let value = executor.try_spawn(async { Ok::<_, ()>(7) }).unwrap();
-    let unit = executor.try_spawn(async {}).unwrap();
-    let error = executor
-        .try_spawn(async { Err::<(), _>("bad input") })
-        .unwrap();
-    let (value, unit, error) = executor.block_on(async { (value.await, unit.await, error.await) });
-    assert_eq!(value, Ok(Ok(7)));
-    assert_eq!(unit, Ok(()));
-    // A returned error is the task's value, not a join failure.
-    assert_eq!(error, Ok(Err("bad input")));
-    let cancelled = executor.try_spawn(forever()).unwrap();
-    assert!(cancelled.cancel());
-    let failure = executor.block_on(cancelled).unwrap_err();
-    assert_eq!(failure, JoinError::Cancelled);
-    assert_eq!(failure.kind(), TaskFailureKind::Cancelled);
-    assert_eq!(failure.to_string(), "task was cancelled before it finished");
-}
-
-#[test]
-fn a_panicking_task_fails_alone_with_its_message() {
-    support::quiet_panics_containing(&["task 3 fell over"]);
-    let executor = LocalExecutor::new();
-    let ran = Rc::new(Cell::new(0));
-    let mut handles = Vec::new();
-    for n in 0..5 {
-        let ran = Rc::clone(&ran);
-        handles.push(
-            executor
-                .try_spawn(async move {
-                    yield_now().await;
-                    assert!(n != 3, "task {n} fell over");
-                    ran.set(ran.get() + 1);
-                    Ok::<_, ()>(n)
-                })
-                .unwrap(),
-        );
-    }
-    // Never unwinds out of the tick.
-    while executor.tick(usize::MAX).work_remaining {}
-    assert_eq!(ran.get(), 4, "the other four ran");
-    for (n, handle) in handles.iter_mut().enumerate() {
-        let result = handle.try_take().expect("finished");
-        if n == 3 {
-            let failure = result.unwrap_err();
-            assert_eq!(failure.kind(), TaskFailureKind::Panicked);
-            assert_eq!(failure, JoinError::Panicked("task 3 fell over".into()));
-        } else {
-            assert_eq!(result, Ok(Ok(n)));
-        }
-    }
-    assert_eq!(executor.live_tasks(), 0);
-}
-
-#[test]
-fn a_dropped_handle_detaches_the_task() {
-    let executor = LocalExecutor::new();
-    let done = Rc::new(Cell::new(false));
-    {
-        let done = Rc::clone(&done);
-        drop(
-            executor
-                .try_spawn(async move {
-                    yield_now().await;
-                    done.set(true);
-                })
-                .unwrap(),
-        );
-    }
-    while executor.tick(usize::MAX).work_remaining {}
-    assert!(done.get(), "it ran to its end without a handle");
 }
 
 #[test]
@@ -236,35 +161,6 @@ fn zero_sizes_are_refused() {
             "{config:?}"
         );
     }
-}
-
-#[test]
-fn spawner_hands_work_in_from_other_threads() {
-    let executor = LocalExecutor::new();
-    let spawner = executor.spawner();
-    let handles = thread::scope(|scope| {
-        (0..4)
-            .map(|n| {
-                let spawner = spawner.clone();
-                scope.spawn(move || {
-                    spawner
-                        .try_spawn(async move { Ok::<_, ()>(n * 10) })
-                        .unwrap()
-                })
-            })
-            .collect::<Vec<_>>()
-            .into_iter()
-            .map(|thread| thread.join().unwrap())
-            .collect::<Vec<_>>()
-    });
-    let results = executor.block_on(async {
-        let mut results = Vec::new();
-        for handle in handles {
-            results.push(handle.await);
-        }
-        results
-    });
-    assert_eq!(results, [Ok(Ok(0)), Ok(Ok(10)), Ok(Ok(20)), Ok(Ok(30))]);
 }
 
 #[test]
@@ -411,47 +307,6 @@ fn shutdown_drops_everything_once_on_the_executor_thread_and_reports_it() {
 }
 
 #[test]
-fn dropping_the_executor_shuts_it_down() {
-    let (probe, drops, _) = DropProbe::new();
-    let executor = LocalExecutor::new();
-    let spawner = executor.spawner();
-    let mut handle = executor
-        .try_spawn(async move {
-            let _probe = probe;
-            forever().await;
-        })
-        .unwrap();
-    executor.tick(usize::MAX);
-    drop(executor);
-    assert_eq!(drops.load(Ordering::SeqCst), 1);
-    assert_eq!(handle.try_take(), Some(Err(JoinError::Cancelled)));
-    let refused = spawner.try_spawn(async {});
-    assert!(matches!(refused, Err(SpawnError::Shutdown(_))));
-}
-
-#[test]
-fn a_handle_cancels_from_another_thread_and_is_awaited_there() {
-    let executor = LocalExecutor::new();
-    let handle = executor.try_spawn(forever()).unwrap();
-    executor.tick(usize::MAX);
-    let barrier = Barrier::new(2);
-    thread::scope(|scope| {
-        let waiter = scope.spawn(|| {
-            assert!(handle.cancel());
-            barrier.wait();
-            // Awaited on this thread, resolved by the executor's.
-            LocalExecutor::new().block_on(handle)
-        });
-        barrier.wait();
-        // The cancel woke the executor; this tick carries it out.
-        executor.block_on(async {
-            yield_now().await;
-        });
-        assert_eq!(waiter.join().unwrap(), Err(JoinError::Cancelled));
-    });
-}
-
-#[test]
 fn stale_wakes_are_counted_and_ignored() {
     let executor = LocalExecutor::new();
     let parked: Rc<RefCell<Option<Waker>>> = Rc::default();
@@ -481,17 +336,6 @@ fn stale_wakes_are_counted_and_ignored() {
     assert_eq!((report.polled, report.stale_wakes), (1, 1));
     assert_eq!(executor.stale_wakes(), 2);
     assert_eq!(executor.block_on(next), Ok(Ok(1)));
-}
-
-#[test]
-fn a_panic_in_block_on_s_own_future_unwinds_and_leaves_the_executor_usable() {
-    support::quiet_panics_containing(&["main future failed"]);
-    let executor = LocalExecutor::new();
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        executor.block_on(async { panic!("main future failed") })
-    }));
-    assert!(result.is_err());
-    assert_eq!(executor.block_on(async { 1 }), 1);
 }
 
 /// Where a test keeps a handle its task's destructor can look at.
@@ -673,43 +517,6 @@ fn shutdown_resolves_a_task_whose_destructor_panics_and_drops_the_rest() {
 }
 
 #[test]
-fn cancel_returning_true_means_the_handle_says_cancelled() {
-    let executor = LocalExecutor::new();
-    let (in_poll, cancelled) = (Arc::new(Barrier::new(2)), Arc::new(Barrier::new(2)));
-    let task = {
-        let (in_poll, cancelled) = (Arc::clone(&in_poll), Arc::clone(&cancelled));
-        executor
-            .try_spawn(async move {
-                // The task's last poll: the other thread cancels during it,
-                // and the poll returns a value anyway.
-                in_poll.wait();
-                cancelled.wait();
-                Ok::<_, ()>("value")
-            })
-            .unwrap()
-    };
-    let handle = Arc::new(Mutex::new(task));
-    let canceller = {
-        let handle = Arc::clone(&handle);
-        thread::spawn(move || {
-            in_poll.wait();
-            let accepted = handle.lock().unwrap().cancel();
-            cancelled.wait();
-            accepted
-        })
-    };
-    executor.tick(usize::MAX);
-    assert!(canceller.join().unwrap(), "not finished when cancelled");
-    let mut handle = Arc::try_unwrap(handle).unwrap().into_inner().unwrap();
-    assert_eq!(handle.try_take(), Some(Err(JoinError::Cancelled)));
-    // A finished task cannot be cancelled: `false`, nothing changes.
-    let done = executor.try_spawn(async { Ok::<_, ()>(1) }).unwrap();
-    executor.tick(usize::MAX);
-    assert!(!done.cancel());
-    assert_eq!(executor.block_on(done), Ok(Ok(1)));
-}
-
-#[test]
 fn a_wake_from_a_thread_local_destructor_reaches_the_task() {
     struct WakeOnDrop(Option<Waker>);
     impl Drop for WakeOnDrop {
@@ -809,55 +616,4 @@ fn a_task_that_never_ends_is_accepted_and_can_be_cancelled() {
         executor.block_on(remote),
         Err(JoinError::Cancelled)
     ));
-}
-
-/// A draining shutdown's deadline bounds the call on a paused clock too,
-/// though a task that keeps waking itself never lets the executor idle
-/// (and so never lets the paused clock move): the task is cancelled and
-/// named in the report. Run on a thread of its own so that a call that
-/// never returns fails the test instead of hanging it.
-#[test]
-fn a_drain_on_a_paused_clock_ends_though_a_task_keeps_waking_itself() {
-    use dinah::pool::ShutdownPolicy;
-    use dinah::task::ChildEnd;
-    use std::time::Duration;
-    let (done, ends) = std::sync::mpsc::channel();
-    let worker = thread::spawn(move || {
-        let executor = LocalExecutor::with_config(ExecutorConfig {
-            start_paused: true,
-            ..ExecutorConfig::default()
-        })
-        .unwrap();
-        let spinning = executor
-            .try_spawn_named("spinner", async {
-                loop {
-                    yield_now().await;
-                }
-            })
-            .unwrap_or_else(|_| unreachable!());
-        // Ends in its first poll, which the drain's first tick makes
-        // whatever the clock says (under Miri a tick takes milliseconds).
-        let saved = executor
-            .try_spawn_named("save", async {})
-            .unwrap_or_else(|_| unreachable!());
-        let report = executor.shutdown_with(ShutdownPolicy::Drain, Duration::from_millis(200));
-        let ends: Vec<_> = report
-            .tasks
-            .iter()
-            .map(|task| (task.name, task.end))
-            .collect();
-        drop((spinning, saved));
-        done.send(ends).unwrap();
-    });
-    let ends = ends
-        .recv_timeout(Duration::from_secs(60))
-        .expect("the drain returns");
-    assert_eq!(
-        ends,
-        [
-            (Some("spinner"), ChildEnd::Cancelled),
-            (Some("save"), ChildEnd::Completed)
-        ]
-    );
-    worker.join().unwrap();
 }

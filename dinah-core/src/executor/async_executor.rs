@@ -10,7 +10,6 @@ use super::error::slot_out_of_range;
 use super::{CancelError, QueueClaimed, ReadyQueue, SpawnError, TaskRef};
 use crate::id::TaskId;
 use crate::raw::KEEPS_POLLED_WAKES;
-use crate::raw::sched::Life;
 use crate::task::{TaskFailure, TaskOutput, TaskState};
 #[cfg(doc)]
 use crate::telemetry::{Counted, Timed};
@@ -229,7 +228,7 @@ impl<'a, const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'a, N, O, M> {
     /// last waker is gone).
     pub fn take_failure(&mut self, id: TaskId) -> Option<TaskFailure<O::Error>> {
         let (index, word) = self.queue.slot_of(id)?;
-        if word.life() != Life::Failed {
+        if word.state() != Some(TaskState::Failed) {
             return None;
         }
         let error = self.failure_slot(index).take()?;
@@ -263,17 +262,17 @@ impl<'a, const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'a, N, O, M> {
     /// Ends the task in `index`, and frees the slot now if nothing still
     /// refers to it. Its final state stays readable by id until the slot is
     /// reused.
-    pub(super) fn end(&mut self, index: usize, life: Life) {
+    pub(super) fn end(&mut self, index: usize, state: TaskState) {
         *self.task_slot(index) = None;
         if KEEPS_POLLED_WAKES {
             // A wake during the task's last poll left it queued on no
             // list: its entry goes on the held list, to be released in
             // order.
-            if self.queue.task_cell(index).end_polled(life) {
+            if self.queue.task_cell(index).end_polled(state) {
                 self.hold(index);
             }
         } else {
-            self.queue.task_cell(index).set_life(life);
+            self.queue.task_cell(index).set_state(state);
         }
         self.recycle(index);
     }

@@ -8,7 +8,7 @@ use super::CancelError;
 use crate::atomic::{AtomicBool, AtomicU16, AtomicUsize, Ordering, fence};
 use crate::id::TaskId;
 use crate::raw::const_unless_loom;
-use crate::raw::sched::{CancelRefused, GEN_MASK, Life, Link16, Stale, TaskCell, WakeStack, Word};
+use crate::raw::sched::{CancelRefused, GEN_MASK, Link16, Stale, TaskCell, WakeStack, Word};
 use crate::task::TaskState;
 use crate::telemetry::{Counts, Measure, Unmeasured};
 
@@ -307,15 +307,13 @@ impl<const N: usize, C: Measure> ReadyQueue<N, C> {
         let cell = self.cell(index);
         let word = cell.task.word();
         let generation = cell.generation(word);
-        (Some(generation) == id.generation() && word.life() != Life::Vacant)
-            .then_some((index, word))
+        (Some(generation) == id.generation() && word.state().is_some()).then_some((index, word))
     }
 
     /// The state of the task `id` names, or `None` if it names none.
     #[must_use]
     pub fn task_state(&self, id: TaskId) -> Option<TaskState> {
-        self.slot_of(id)
-            .and_then(|(_, word)| word.life().task_state())
+        self.slot_of(id).and_then(|(_, word)| word.state())
     }
 
     /// Requests cancellation of task `id` from any thread or interrupt: the
@@ -496,8 +494,8 @@ impl<const N: usize, C: Measure> ReadyQueue<N, C> {
     /// Marks the main future's cell live (its lifecycle is only ever
     /// `Running`, while `run_until` drives it, or `Vacant`).
     pub(crate) fn set_main_live(&self, live: bool) {
-        let life = if live { Life::Running } else { Life::Vacant };
-        self.task_cell(N).set_life(life);
+        let state = if live { Some(TaskState::Running) } else { None };
+        self.task_cell(N).set_state(state);
     }
 
     /// Whether `run_until` is driving a future.

@@ -15,7 +15,7 @@ use super::{AsyncExecutor, Idle, ReadyQueue, TickReport};
 use crate::id::TaskId;
 use crate::raw;
 use crate::raw::KEEPS_POLLED_WAKES;
-use crate::raw::sched::{Life, Word};
+use crate::raw::sched::{TaskState, Word};
 use crate::task::TaskOutput;
 use crate::telemetry::{Measure, PollObserver};
 
@@ -115,14 +115,14 @@ impl<const N: usize, O: TaskOutput, M: Measure, W: PollObserver + ?Sized> raw::s
             task.as_mut().drop_future();
             core::mem::forget(unwinding);
         }
-        self.executor.end(index, Life::Cancelled);
+        self.executor.end(index, TaskState::Cancelled);
     }
 
     #[inline(always)]
     fn poll(&mut self, entry: u32, word: Word, first: bool, self_woken: bool) -> Option<bool> {
         let (index, queue, observer) = (entry as usize, self.executor.queue, self.observer);
         if first && !KEEPS_POLLED_WAKES {
-            queue.task_cell(index).set_life(Life::Running);
+            queue.task_cell(index).set_state(TaskState::Running);
         }
         if let Some(local) = self.executor.counters.get_mut(index) {
             M::polled(local, !first, self_woken);
@@ -158,12 +158,12 @@ impl<const N: usize, O: TaskOutput, M: Measure, W: PollObserver + ?Sized> raw::s
                 None
             }
             Poll::Ready(Ok(())) => {
-                self.executor.end(index, Life::Completed);
+                self.executor.end(index, TaskState::Completed);
                 Some(true)
             }
             Poll::Ready(Err(error)) => {
                 *self.executor.failure_slot(index) = Some(error);
-                self.executor.end(index, Life::Failed);
+                self.executor.end(index, TaskState::Failed);
                 Some(false)
             }
         }
@@ -205,9 +205,9 @@ impl<const N: usize, M: Measure, W: PollObserver + ?Sized> Drop for EndOnUnwind<
         }
         let cell = queue.task_cell(index);
         let woken_in_poll = if KEEPS_POLLED_WAKES {
-            cell.end_polled(Life::Failed)
+            cell.end_polled(TaskState::Failed)
         } else {
-            cell.set_life(Life::Failed);
+            cell.set_state(TaskState::Failed);
             false
         };
         if woken_in_poll {

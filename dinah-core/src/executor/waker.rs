@@ -66,7 +66,6 @@ use super::ReadyQueue;
 use super::error::too_many_wakers;
 use super::ready_queue::{Cell, REFS_LIMIT};
 use crate::atomic::{Ordering, fence};
-use crate::raw::sched::Life;
 use crate::telemetry::Measure;
 
 impl<const N: usize, C: Measure> ReadyQueue<N, C> {
@@ -165,7 +164,7 @@ impl<const N: usize, C: Measure> ReadyQueue<N, C> {
         // fence pairs with the one in `claim_finished`.
         fence(Ordering::SeqCst);
         let word = cell.task.word();
-        if word.is_live() || word.is_queued() || word.life() == Life::Vacant {
+        if word.is_live() || word.is_queued() || word.state().is_none() {
             return;
         }
         if cell.task.claim() {

@@ -15,7 +15,7 @@ use std::time::Duration;
 use dinah_core::TaskId;
 use dinah_core::executor::{SpawnError, TickReport};
 use dinah_core::raw;
-use dinah_core::raw::sched::{Life, WakeStack};
+use dinah_core::raw::sched::{TaskState, WakeStack};
 use dinah_core::task::TaskOutput;
 use dinah_core::telemetry::Measure;
 
@@ -94,7 +94,7 @@ impl<M: Measure> Drop for MainGuard<'_, '_, M> {
         inner.unchain();
         inner.in_block_on.set(false);
         inner.main_ready.set(false);
-        inner.main.cell.set_life(Life::Vacant);
+        inner.main.cell.set_state(None);
     }
 }
 
@@ -381,7 +381,7 @@ impl<'a, M: Measure> Inner<'a, M> {
     /// borrow of the slot table held (so it may spawn), catching a panic.
     /// A task that ends is dropped there and then. Returns how it ended.
     #[inline(always)]
-    pub(super) fn poll_in_place(&self, index: u32, place: &TaskPlace<'a, M>) -> Option<Life> {
+    pub(super) fn poll_in_place(&self, index: u32, place: &TaskPlace<'a, M>) -> Option<TaskState> {
         let mut guard = place.task.borrow_mut();
         let task = guard.as_mut()?;
         self.hub.stack.set_polling(index + 1);
@@ -391,8 +391,8 @@ impl<'a, M: Measure> Inner<'a, M> {
         self.hub.stack.set_polling(0);
         let ended = match poll {
             Ok(Poll::Pending) => return None,
-            Ok(Poll::Ready(true)) => Life::Completed,
-            Ok(Poll::Ready(false)) => Life::Failed,
+            Ok(Poll::Ready(true)) => TaskState::Completed,
+            Ok(Poll::Ready(false)) => TaskState::Failed,
             Err(payload) => {
                 // The unwind already dropped the future's parts; its
                 // resolver left the join in the note.
@@ -402,7 +402,7 @@ impl<'a, M: Measure> Inner<'a, M> {
                 if let Some(join) = place.note.take_orphan() {
                     join.abort(JoinError::Panicked(panic_text(&*payload)));
                 }
-                return Some(Life::Failed);
+                return Some(TaskState::Failed);
             }
         };
         // Dropped outside the borrow: a destructor may spawn or wake.
@@ -414,16 +414,16 @@ impl<'a, M: Measure> Inner<'a, M> {
 
     /// Ends the task in slot `index`; frees the slot unless it is still
     /// queued (then it is freed when taken off).
-    pub(super) fn end(&self, index: u32, life: Life) {
+    pub(super) fn end(&self, index: u32, state: TaskState) {
         let word = {
             let slots = self.table.slots.borrow();
             let slot = &slots[index as usize];
             if let (Some(ended), Some((id, name))) =
                 (self.drain.ended.borrow_mut().as_mut(), slot.task.who.get())
             {
-                ended.push(task_report(id, name, life));
+                ended.push(task_report(id, name, state));
             }
-            slot.header.cell.set_life(life)
+            slot.header.cell.set_state(state)
         };
         self.table.live.set(self.table.live.get() - 1);
         if self.table.live.get() == 0
@@ -449,7 +449,7 @@ impl<'a, M: Measure> Inner<'a, M> {
         // The future is named by an id of its own, so that a monitor can
         // blame it for holding the thread.
         let id = self.hub.next_id();
-        self.main.cell.set_life(Life::Running);
+        self.main.cell.set_state(TaskState::Running);
         self.in_block_on.set(true);
         // Polled at once. The main cell's `QUEUED` is cleared only where
         // its entry is taken off a list (in `tick`): an entry an earlier
@@ -502,7 +502,7 @@ impl<'a, M: Measure> Inner<'a, M> {
         let cancelled_submissions = submissions.len();
         let mut reports: Vec<ChildReport> = submissions
             .iter()
-            .map(|submission| task_report(submission.id(), submission.name(), Life::Cancelled))
+            .map(|submission| task_report(submission.id(), submission.name(), TaskState::Cancelled))
             .collect();
         if let Some(probe) = self.probe() {
             for submission in &submissions {
@@ -519,9 +519,9 @@ impl<'a, M: Measure> Inner<'a, M> {
                 .filter_map(|slot| {
                     let task = slot.task.task.borrow_mut().take()?;
                     if let Some((id, name)) = slot.task.who.get() {
-                        reports.push(task_report(id, name, Life::Cancelled));
+                        reports.push(task_report(id, name, TaskState::Cancelled));
                     }
-                    slot.header.cell.set_life(Life::Cancelled);
+                    slot.header.cell.set_state(TaskState::Cancelled);
                     if let (Some(probe), Some(slot)) = (self.probe(), slot.task.probe.get()) {
                         probe.cancelled(slot);
                     }
@@ -536,8 +536,8 @@ impl<'a, M: Measure> Inner<'a, M> {
         // own handle `Panicked` without stopping the others. Each other
         // future's resolver resolves its handle `Cancelled`.
         for (task, place, header) in tasks {
-            if drop_task(Some(task), &place.note) == Life::Failed {
-                header.cell.set_life(Life::Failed);
+            if drop_task(Some(task), &place.note) == TaskState::Failed {
+                header.cell.set_state(TaskState::Failed);
             }
         }
         self.hub.driver.timers().stop_keeping_wakers();

@@ -11,7 +11,7 @@ use std::task::Waker;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use dinah_core::TaskId;
-use dinah_core::raw::sched::Life;
+use dinah_core::raw::sched::TaskState;
 use dinah_core::telemetry::Measure;
 
 use super::header::Header;
@@ -87,14 +87,14 @@ pub(super) struct Drain {
 }
 
 /// A task's line in a shutdown report.
-pub(super) fn task_report(id: TaskId, name: Option<&'static str>, life: Life) -> ChildReport {
+pub(super) fn task_report(id: TaskId, name: Option<&'static str>, state: TaskState) -> ChildReport {
     ChildReport {
         id,
         name,
         kind: ChildKind::Task,
-        end: match life {
-            Life::Completed => ChildEnd::Completed,
-            Life::Failed => ChildEnd::Failed,
+        end: match state {
+            TaskState::Completed => ChildEnd::Completed,
+            TaskState::Failed => ChildEnd::Failed,
             _ => ChildEnd::Cancelled,
         },
     }
@@ -104,15 +104,15 @@ pub(super) fn task_report(id: TaskId, name: Option<&'static str>, life: Life) ->
 /// resolver; if the destructor panics, the resolver leaves the join in
 /// `note` and it is resolved `Panicked` with the message here. Returns how
 /// the task ended.
-pub(super) fn drop_task<'a>(task: Option<BoxedTask<'a>>, note: &AbortNote<'a>) -> Life {
+pub(super) fn drop_task<'a>(task: Option<BoxedTask<'a>>, note: &AbortNote<'a>) -> TaskState {
     match catch_unwind(AssertUnwindSafe(move || drop(task))) {
-        Ok(()) => Life::Cancelled,
+        Ok(()) => TaskState::Cancelled,
         Err(payload) => {
             if let Some(join) = note.take_orphan() {
                 join.abort(JoinError::Panicked(panic_text(&*payload)));
             }
             crate::unwind::drop_quietly(payload);
-            Life::Failed
+            TaskState::Failed
         }
     }
 }

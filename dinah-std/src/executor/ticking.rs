@@ -6,7 +6,7 @@ use std::cell::RefMut;
 use std::rc::Rc;
 
 use dinah_core::raw;
-use dinah_core::raw::sched::{Life, Word};
+use dinah_core::raw::sched::{TaskState, Word};
 use dinah_core::telemetry::{Measure, TraceEventKind};
 
 use super::run::{Inner, MAIN};
@@ -107,7 +107,7 @@ impl<M: Measure> raw::sched::Tick for Ticking<'_, '_, '_, M> {
         if let Some((probe, slot, start)) = watched {
             let word = place.header.cell.word();
             let kind = ended.map(|life| {
-                if life == Life::Completed {
+                if life == TaskState::Completed {
                     TraceEventKind::Completed
                 } else {
                     TraceEventKind::Failed
@@ -117,7 +117,7 @@ impl<M: Measure> raw::sched::Tick for Ticking<'_, '_, '_, M> {
         }
         let ended = ended?;
         inner.end(entry, ended);
-        Some(ended == Life::Completed)
+        Some(ended == TaskState::Completed)
     }
 
     #[inline(always)]

@@ -3,7 +3,10 @@
 //! method named after each transition.
 #![forbid(unsafe_code)]
 
-use super::word::{CANCEL, KEEPS_POLLED_WAKES, LIFE_MASK, Life, POLLING, QUEUED, WAKE_FLAGS, Word};
+use super::state::TaskState;
+use super::word::{
+    CANCEL, KEEPS_POLLED_WAKES, LIFE_MASK, POLLING, QUEUED, WAKE_FLAGS, Word, life_bits, state_bits,
+};
 use crate::atomic::{AtomicU16, AtomicU32, Ordering};
 
 mod sealed {
@@ -233,7 +236,7 @@ impl<L: Link> TaskCell<L> {
     #[inline(always)]
     pub(crate) fn request_cancel(&self, generation: u32) -> Result<bool, CancelRefused> {
         self.transition(|word| {
-            if word.generation() != generation || word.life() == Life::Vacant {
+            if word.generation() != generation || word.state().is_none() {
                 Change::Keep(Err(CancelRefused::Unknown))
             } else if !word.is_live() {
                 Change::Keep(Err(CancelRefused::Finished))
@@ -261,7 +264,7 @@ impl<L: Link> TaskCell<L> {
         self.transition(|word| {
             let mut next = word.0 & !WAKE_FLAGS;
             if word.is_pending() && !word.has(CANCEL) {
-                next = Word(next).with_life(Life::Running).0;
+                next = Word(next).with_state(TaskState::Running).0;
             }
             Change::To(next, word)
         })
@@ -280,7 +283,7 @@ impl<L: Link> TaskCell<L> {
         self.transition(|word| {
             let mut next = Word(word.0 & !(WAKE_FLAGS | POLLING));
             if word.is_live() && !word.has(CANCEL) {
-                next = Word(next.0 | POLLING).with_life(Life::Running);
+                next = Word(next.0 | POLLING).with_state(TaskState::Running);
             }
             Change::To(next.0, word)
         })
@@ -303,32 +306,34 @@ impl<L: Link> TaskCell<L> {
         })
     }
 
-    /// **End a task after its poll**: [`set_life`](Self::set_life) with a
-    /// terminal `life` (which clears `POLLING`), returning `true` when the
+    /// **End a task after its poll**: [`set_state`](Self::set_state) with a
+    /// terminal `state` (which clears `POLLING`), returning `true` when the
     /// task was `POLLING` and a wake landed during the poll: it is `QUEUED`
     /// on no stack, and the consumer queues it itself, so that its entry is
     /// released in order. Consumer only.
-    pub(crate) fn end_polled(&self, life: Life) -> bool {
-        debug_assert!(life.is_terminal());
+    pub(crate) fn end_polled(&self, state: TaskState) -> bool {
+        debug_assert!(state.is_terminal());
         self.transition(|word| {
-            let next = (word.0 & !(LIFE_MASK | CANCEL | POLLING)) | life.bits();
+            let next = (word.0 & !(LIFE_MASK | CANCEL | POLLING)) | state_bits(state);
             Change::To(next, word.is_polling() && word.is_queued())
         })
     }
 
-    /// **End, or start running**: sets the lifecycle and returns the new
-    /// word. A terminal lifecycle also clears any cancellation request and
-    /// `POLLING`: the task is over. (`Pending -> Running` keeps them: a
-    /// request may have come after the task was taken off the stack.)
-    /// Consumer only.
-    pub fn set_life(&self, life: Life) -> Word {
-        let clear = if life.is_terminal() {
+    /// **End, start running, or vacate**: sets the task's state (`None`:
+    /// the cell holds no task) and returns the new word. A terminal state
+    /// also clears any cancellation request and `POLLING`: the task is
+    /// over. (`Pending -> Running` keeps them: a request may have come
+    /// after the task was taken off the stack.) Consumer only.
+    pub fn set_state(&self, state: impl Into<Option<TaskState>>) -> Word {
+        let state = state.into();
+        let terminal = matches!(state, Some(state) if state.is_terminal());
+        let clear = if terminal {
             LIFE_MASK | CANCEL | POLLING
         } else {
             LIFE_MASK
         };
         self.transition(|word| {
-            let next = (word.0 & !clear) | life.bits();
+            let next = (word.0 & !clear) | life_bits(state);
             Change::To(next, Word(next))
         })
     }

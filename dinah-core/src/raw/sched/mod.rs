@@ -18,7 +18,7 @@
 //! | file | holds |
 //! | --- | --- |
 //! | `state.rs` | [`TaskState`], a task's public lifecycle |
-//! | `word.rs` | the state word: its bits, [`Life`] and [`Word`] |
+//! | `word.rs` | the state word: its bits, [`Word`] |
 //! | `cell.rs` | [`TaskCell`], its [`Link`]s, and the one transition helper every change of the word goes through |
 //! | `wake_stack.rs` | [`WakeStack`]: waking, cancelling, starting, taking |
 //! | `tick.rs` | [`Tick`], [`tick`], [`TickTally`] and [`Step`]: one tick, for both executors |
@@ -28,7 +28,7 @@
 //!
 //! 1. **One consumer.** Only the executor that owns a [`WakeStack`] calls
 //!    [`WakeStack::take`], [`TaskCell::take_queued`],
-//!    [`TaskCell::take_for_poll`], [`TaskCell::set_life`],
+//!    [`TaskCell::take_for_poll`], [`TaskCell::set_state`],
 //!    [`WakeStack::start`] and [`WakeStack::requeue`]. Wakers and cancel
 //!    requests, from any thread or interrupt, only call [`WakeStack::wake`],
 //!    [`WakeStack::mark`] and [`WakeStack::cancel`].
@@ -60,4 +60,4 @@ pub use state::{InvalidTaskTransition, TaskState};
 pub use tick::{Step, Tick, TickTally, tick};
 pub use wake_stack::{Stale, WakeStack};
 pub(crate) use word::KEEPS_POLLED_WAKES;
-pub use word::{GEN_MASK, Life, Word};
+pub use word::{GEN_MASK, Word};

@@ -40,18 +40,23 @@ use core::fmt;
 /// assert_eq!(state, TaskState::Completed);
 /// # Ok::<(), dinah::task::InvalidTaskTransition>(())
 /// ```
+///
+/// Its discriminants (1 to 5, in lifecycle order) are the lifecycle bits of
+/// a task's state word, where 0 means a vacant cell
+/// ([`Word::state`](super::Word::state) is `None`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+#[repr(u8)]
 pub enum TaskState {
     /// Accepted and eligible to run, not yet started.
-    Pending,
+    Pending = 1,
     /// Execution has begun.
-    Running,
+    Running = 2,
     /// Returned successfully. Terminal.
-    Completed,
+    Completed = 3,
     /// Returned an error. Terminal.
-    Failed,
+    Failed = 4,
     /// Prevented from starting, or stopped after acknowledging cancellation. Terminal.
-    Cancelled,
+    Cancelled = 5,
 }
 
 impl TaskState {

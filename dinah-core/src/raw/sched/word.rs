@@ -54,69 +54,40 @@ pub(crate) const KEEPS_POLLED_WAKES: bool = !cfg!(any(target_os = "none", dinah_
 /// ids keeps the higher bits beside the word.
 pub const GEN_MASK: u32 = (1 << (32 - GEN_SHIFT)) - 1;
 
-/// Where a task is. Stored in three bits of the state word.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-#[repr(u32)]
-pub enum Life {
-    /// No task: the cell is free.
-    Vacant = 0,
-    /// Spawned, never polled.
-    Pending = 1,
-    /// Polled at least once, not over.
-    Running = 2,
-    /// Returned `Ok` (or `()`).
-    Completed = 3,
-    /// Returned an error, or panicked.
-    Failed = 4,
-    /// Dropped because cancellation was requested.
-    Cancelled = 5,
-}
-
-impl Life {
-    const fn of(state: u32) -> Self {
-        match (state & LIFE_MASK) >> LIFE_SHIFT {
-            1 => Self::Pending,
-            2 => Self::Running,
-            3 => Self::Completed,
-            4 => Self::Failed,
-            5 => Self::Cancelled,
-            _ => Self::Vacant,
-        }
-    }
-
-    pub(crate) const fn bits(self) -> u32 {
-        (self as u32) << LIFE_SHIFT
-    }
-
-    /// Completed, failed or cancelled.
-    #[must_use]
-    pub const fn is_terminal(self) -> bool {
-        matches!(self, Self::Completed | Self::Failed | Self::Cancelled)
-    }
-
-    /// The public [`TaskState`], or `None` for a vacant cell.
-    #[must_use]
-    pub const fn task_state(self) -> Option<TaskState> {
-        match self {
-            Self::Vacant => None,
-            Self::Pending => Some(TaskState::Pending),
-            Self::Running => Some(TaskState::Running),
-            Self::Completed => Some(TaskState::Completed),
-            Self::Failed => Some(TaskState::Failed),
-            Self::Cancelled => Some(TaskState::Cancelled),
-        }
+/// A lifecycle's three bits in the state word: 0 for a vacant cell (no
+/// task), else [`TaskState`]'s discriminant (1 to 5, in lifecycle order).
+pub(crate) const fn life_bits(state: Option<TaskState>) -> u32 {
+    match state {
+        None => 0,
+        Some(state) => state_bits(state),
     }
 }
+
+/// The lifecycle bits of a task in `state`.
+pub(crate) const fn state_bits(state: TaskState) -> u32 {
+    (state as u32) << LIFE_SHIFT
+}
+
+/// The bits of a pending task, for the words that compare against them.
+const PENDING: u32 = state_bits(TaskState::Pending);
 
 /// A state word, read at one moment and decoded.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Word(pub(crate) u32);
 
 impl Word {
-    /// The lifecycle.
+    /// The task's state, or `None` when the cell is vacant (holds no
+    /// task).
     #[must_use]
-    pub const fn life(self) -> Life {
-        Life::of(self.0)
+    pub const fn state(self) -> Option<TaskState> {
+        match (self.0 & LIFE_MASK) >> LIFE_SHIFT {
+            1 => Some(TaskState::Pending),
+            2 => Some(TaskState::Running),
+            3 => Some(TaskState::Completed),
+            4 => Some(TaskState::Failed),
+            5 => Some(TaskState::Cancelled),
+            _ => None,
+        }
     }
     /// Which task of the cell this is: the low 24 bits of its generation.
     #[must_use]
@@ -148,7 +119,7 @@ impl Word {
     /// `Pending` (never polled), without decoding the lifecycle.
     #[must_use]
     pub const fn is_pending(self) -> bool {
-        self.0 & LIFE_MASK == Life::Pending.bits()
+        self.0 & LIFE_MASK == PENDING
     }
     /// `Pending` or `Running`: the task is not over. Read from the bits,
     /// without decoding the lifecycle.
@@ -163,11 +134,11 @@ impl Word {
     /// carries into it, plus the new task's bits.
     pub(crate) const fn next_task(self) -> Self {
         let below = (1 << GEN_SHIFT) - 1;
-        Self((self.0 | below).wrapping_add(1 + (Life::Pending.bits() | QUEUED)))
+        Self((self.0 | below).wrapping_add(1 + (PENDING | QUEUED)))
     }
-    /// This word with lifecycle `life`.
-    pub(crate) const fn with_life(self, life: Life) -> Self {
-        Self((self.0 & !LIFE_MASK) | life.bits())
+    /// This word with the task in `state`.
+    pub(crate) const fn with_state(self, state: TaskState) -> Self {
+        Self((self.0 & !LIFE_MASK) | state_bits(state))
     }
 }
 
@@ -181,8 +152,8 @@ mod tests {
         let low_bits = [
             0,
             QUEUED | CANCEL,
-            Life::Completed.bits() | WOKEN_IN_POLL | SELF_WOKEN,
-            Life::Cancelled.bits() | POLLING,
+            state_bits(TaskState::Completed) | WOKEN_IN_POLL | SELF_WOKEN,
+            state_bits(TaskState::Cancelled) | POLLING,
             (1 << GEN_SHIFT) - 1,
         ];
         for generation in generations {
@@ -190,10 +161,7 @@ mod tests {
                 let next = Word((generation << GEN_SHIFT) | low).next_task();
                 let expected = (generation + 1) & GEN_MASK;
                 assert_eq!(next.generation(), expected, "{generation} {low:#x}");
-                assert_eq!(
-                    next.0,
-                    (expected << GEN_SHIFT) | Life::Pending.bits() | QUEUED
-                );
+                assert_eq!(next.0, (expected << GEN_SHIFT) | PENDING | QUEUED);
                 assert!(next.is_pending() && next.is_queued() && !next.is_polling());
             }
         }

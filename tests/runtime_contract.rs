@@ -18,7 +18,9 @@ use std::task::{Poll, Waker};
 use std::thread;
 use std::time::Duration;
 
-use dinah::executor::{ExecutorConfig, ShutdownReport, Spawner};
+use dinah::executor::{
+    ExecutorConfig, MultiConfig, MultiExecutor, MultiHandle, ShutdownReport, Spawner,
+};
 use dinah::pool::ShutdownPolicy;
 use dinah::task::{ChildEnd, TaskFailureKind, TaskOutput};
 use dinah::time::{TimerDriver, TimerHandle};
@@ -122,6 +124,66 @@ impl Runtime for Local {
 
     fn stale_wakes(&self) -> Option<u32> {
         Some(self.0.stale_wakes())
+    }
+}
+
+impl Spawn for MultiHandle {
+    fn spawn<F>(&self, future: F) -> Result<JoinHandle<F::Output>, SpawnError<F>>
+    where
+        F: Future + Send + 'static,
+        F::Output: TaskOutput + Send + 'static,
+    {
+        self.try_spawn(future)
+    }
+
+    fn spawn_named<F>(
+        &self,
+        name: &'static str,
+        future: F,
+    ) -> Result<JoinHandle<F::Output>, SpawnError<F>>
+    where
+        F: Future + Send + 'static,
+        F::Output: TaskOutput + Send + 'static,
+    {
+        self.try_spawn_named(name, future)
+    }
+}
+
+/// The multi-thread `MultiExecutor` with `WORKERS` workers.
+struct Multi<const WORKERS: usize>(MultiExecutor);
+
+impl<const WORKERS: usize> Runtime for Multi<WORKERS> {
+    type Handle = MultiHandle;
+
+    fn start(setup: Setup) -> Self {
+        Self(
+            MultiExecutor::with_config(MultiConfig {
+                workers: Some(WORKERS),
+                start_paused: setup.start_paused,
+                ..MultiConfig::default()
+            })
+            .unwrap(),
+        )
+    }
+
+    fn handle(&self) -> MultiHandle {
+        self.0.handle()
+    }
+
+    fn block_on<F: Future>(&self, future: F) -> F::Output {
+        self.0.block_on(future)
+    }
+
+    fn timer(&self) -> TimerHandle {
+        self.0.timer()
+    }
+
+    fn shutdown_with(&self, policy: ShutdownPolicy, deadline: Duration) -> ShutdownReport {
+        self.0.shutdown_with(policy, deadline)
+    }
+
+    fn stale_wakes(&self) -> Option<u32> {
+        None
     }
 }
 
@@ -727,7 +789,7 @@ fn every_task_from_every_thread_completes_exactly_once<R: Runtime>() {
 }
 
 support::contract!(
-    [local: Local],
+    [local: Local, multi_one_worker: Multi<1>, multi_two_workers: Multi<2>],
     [
         handles_give_values_errors_and_cancellations,
         a_panicking_task_fails_alone_with_its_message,

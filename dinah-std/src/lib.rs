@@ -33,6 +33,8 @@
 
 pub mod executor;
 pub mod io;
+#[cfg(not(loom))]
+mod multi;
 pub mod net;
 pub mod pool;
 mod primitives;

@@ -32,7 +32,8 @@ pub enum ShutdownPolicy {
     CancelPending,
 }
 
-/// Why a pool could not be built. Nothing is left running in any case.
+/// Why a pool, or a [`MultiExecutor`](crate::executor::MultiExecutor),
+/// could not be built. Nothing is left running in any case.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum PoolError {
@@ -48,6 +49,9 @@ pub enum PoolError {
         /// The operating system's error.
         error: io::Error,
     },
+    /// A multi-thread executor's reactor (its poll and waker) could not be
+    /// made; this is the operating system's error.
+    Reactor(io::Error),
 }
 
 impl fmt::Display for PoolError {
@@ -58,6 +62,7 @@ impl fmt::Display for PoolError {
             Self::ThreadRefused { worker, error } => {
                 write!(f, "worker {} could not be started: {error}", worker.get())
             }
+            Self::Reactor(error) => write!(f, "the reactor could not be made: {error}"),
         }
     }
 }
@@ -65,7 +70,7 @@ impl fmt::Display for PoolError {
 impl std::error::Error for PoolError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Self::ThreadRefused { error, .. } => Some(error),
+            Self::ThreadRefused { error, .. } | Self::Reactor(error) => Some(error),
             _ => None,
         }
     }

@@ -13,6 +13,10 @@
 //! - **Running here.** Which pool this thread works for, if any. A wake made on the executor's own thread while it
 //!   runs is queued on the local list, with no atomics, no push and no
 //!   unpark ([`mark_here`], [`queue_here`], [`RunningHere`]).
+//! - **The worker this thread is.** On a worker of a
+//!   [`MultiExecutor`](crate::executor::MultiExecutor), its own queues: a
+//!   wake made on it goes there instead of the global queue
+//!   ([`with_worker`]).
 //! - **The current driver.** The driver of the executor made, or entered
 //!   (by `block_on` or `tick`), last on this thread, until it is dropped:
 //!   `executor.block_on(time::sleep(d))` uses `executor`'s timers, and a
@@ -26,8 +30,10 @@
 //!   store, so an unmeasured executor pays no more than that.
 #![forbid(unsafe_code)]
 
+use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::io;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use super::Driver;
@@ -56,6 +62,10 @@ struct Context {
     local: RefCell<Vec<u32>>,
     /// The current driver and spare references to it.
     current: RefCell<Current>,
+    /// The multi-thread runtime's worker this thread is, if it is one: its
+    /// own queues, where the wakes it makes go.
+    #[cfg_attr(loom, allow(dead_code))]
+    worker: RefCell<Option<Rc<dyn Any>>>,
 }
 
 /// The context's parts that need no destructor: the pool whose worker this
@@ -80,6 +90,7 @@ std::thread_local! {
             running: Cell::new(0),
             local: RefCell::new(Vec::new()),
             current: RefCell::new(Current { driver: None, spares: Vec::new() }),
+            worker: RefCell::new(None),
         }
     };
     static PLAIN: Plain = const {
@@ -99,6 +110,7 @@ loom::thread_local! {
         running: Cell::new(0),
         local: RefCell::new(Vec::new()),
         current: RefCell::new(Current { driver: None, spares: Vec::new() }),
+        worker: RefCell::new(None),
     };
     static PLAIN: Plain = Plain {
         pool: Cell::new(0),
@@ -247,6 +259,33 @@ pub(crate) fn is_pool_thread(address: usize) -> bool {
     PLAIN
         .try_with(|notes| notes.pool.get() == address)
         .unwrap_or(false)
+}
+
+// ---- the worker this thread is ----
+
+/// Makes this thread a worker of a multi-thread runtime (`worker` is its
+/// state), until [`leave_worker`].
+#[cfg(not(loom))]
+pub(crate) fn enter_worker(worker: Rc<dyn Any>) {
+    let _ = CONTEXT.try_with(|context| context.worker.replace(Some(worker)));
+}
+
+/// This thread is no longer a worker; its state is dropped here.
+#[cfg(not(loom))]
+pub(crate) fn leave_worker() {
+    let left = CONTEXT.try_with(|context| context.worker.take());
+    drop(left);
+}
+
+/// Runs `f` with the state of the worker this thread is, if it is one
+/// (never while the thread's thread-locals are being destroyed).
+#[cfg(not(loom))]
+pub(crate) fn with_worker<R>(f: impl FnOnce(Option<&dyn Any>) -> R) -> R {
+    let worker = CONTEXT
+        .try_with(|context| context.worker.borrow().clone())
+        .ok()
+        .flatten();
+    f(worker.as_deref())
 }
 
 // ---- the current driver ----

@@ -67,4 +67,18 @@ impl Driver {
     pub(crate) fn park(&self) {
         self.park.park(self.timers.park_limit());
     }
+
+    /// [`park`](Self::park) for a driver that several workers share, by
+    /// whichever one holds it: a paused clock jumps to the next timer only
+    /// when `all_idle` (every worker sleeps and no queue holds work);
+    /// otherwise the wait lasts until an unpark, since a paused clock
+    /// cannot bring a timer due.
+    #[cfg(not(loom))]
+    pub(crate) fn park_shared(&self, all_idle: bool) {
+        if self.timers.paused_clock().is_some() && !all_idle {
+            self.park.park(None);
+        } else {
+            self.park.park(self.timers.park_limit());
+        }
+    }
 }

@@ -149,6 +149,14 @@ impl<T> Join<T> {
         Self::new(id, Outcome::Running, target, true, Some(home))
     }
 
+    /// A task's join whose runtime polls it on any of several threads:
+    /// alive until it ends, cancellable until then once
+    /// [`attach`](Self::attach)ed, and joinable from any thread.
+    #[cfg(not(loom))]
+    pub(crate) fn running_anywhere(id: TaskId) -> Arc<Self> {
+        Self::new(id, Outcome::Running, None, true, None)
+    }
+
     fn new(
         id: TaskId,
         outcome: Outcome<T>,

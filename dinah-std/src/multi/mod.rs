@@ -1,0 +1,492 @@
+//! The multi-thread executor: [`MultiExecutor`], which runs `Send` tasks on
+//! a set of worker threads that steal work from each other, with one
+//! driver (timers and reactor) they share; [`MultiHandle`] spawns onto it
+//! from anywhere; [`MultiConfig`] sets it up.
+//!
+//! | file | holds |
+//! | --- | --- |
+//! | `mod.rs` | the public API, `block_on` and shutdown |
+//! | `config.rs` | [`MultiConfig`] |
+//! | `shared.rs` | what all workers and handles share, and where a wake lands |
+//! | `worker.rs` | a worker's queues as its thread sees them, and its loop |
+//! | `idle.rs` | who is awake, searching or asleep, and whom new work wakes |
+//! | `parker.rs` | one worker's sleep, on its thread or in the driver |
+//! | `task.rs` | a task's cell, its future's guard, and `spawn` |
+//! | `registry.rs` | the live tasks, for shutdown and its report |
+//!
+//! # What it does at 16 and 64 workers
+//!
+//! Each worker has its own deque (crossbeam's Chase-Lev deque: pushes and
+//! pops by its owner take no lock) and steals half of a victim's deque
+//! when its own is empty. The global queue (crossbeam's injector: a
+//! lock-free list of blocks) takes spawns and wakes from outside the
+//! workers; workers take it in batches. At most half the workers search
+//! at once, so at 64 workers a burst of work wakes one sleeper at a time
+//! and never all 64, and at most 32 scan the others' deques. The registry
+//! of live tasks, taken at each spawn and each end, is split in up to 256
+//! locks by task id. What is shared by all is one driver: the worker that
+//! sleeps in it serves everyone's timers and sockets, and busy workers
+//! serve them every [`MAINTENANCE_INTERVAL`](worker::MAINTENANCE_INTERVAL)th
+//! turn if nobody sleeps there; at 64 busy workers, timer and socket
+//! wakes arrive through that one worker at a time.
+#![forbid(unsafe_code)]
+
+mod config;
+mod idle;
+mod parker;
+mod registry;
+mod shared;
+mod task;
+mod worker;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::pin;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Wake, Waker};
+use std::time::{Duration, Instant};
+
+use crossbeam_deque::{Steal, Worker};
+use dinah_core::WorkerId;
+use dinah_core::executor::SpawnError;
+use dinah_core::task::TaskOutput;
+
+pub use config::MultiConfig;
+
+use crate::executor::ShutdownReport;
+use crate::pool::{PoolError, ShutdownPolicy};
+use crate::primitives::{
+    Builder, JoinHandle as ThreadHandle, Thread, current, lock, park, park_timeout,
+};
+use crate::runtime::Driver;
+use crate::task::{ChildEnd, JoinHandle};
+use shared::Shared;
+
+/// An executor for `Send` futures on several worker threads: a run queue
+/// per worker, work stealing, a global queue, and one driver for timers
+/// and sockets.
+///
+/// A task may be polled on any worker, a different one at each poll; a
+/// socket made on one worker is polled on another; a waker may be called
+/// from any thread. Where a wake lands and which worker polls what is in
+/// the module docs of `worker.rs`; nothing about it is promised beyond
+/// the guarantees below.
+///
+/// ```
+/// use dinah::executor::{MultiConfig, MultiExecutor};
+///
+/// let executor = MultiExecutor::with_config(MultiConfig {
+///     workers: Some(2),
+///     ..MultiConfig::default()
+/// })
+/// .unwrap();
+/// let handle = executor.handle();
+/// let total = executor.block_on(async move {
+///     let parts: Vec<_> = (0..8u64)
+///         .map(|n| handle.try_spawn(async move { Ok::<_, ()>(n * n) }).unwrap())
+///         .collect();
+///     let mut total = 0;
+///     for part in parts {
+///         total += part.await.unwrap().unwrap();
+///     }
+///     total
+/// });
+/// assert_eq!(total, 140);
+/// ```
+///
+/// # Guarantees
+///
+/// - [`try_spawn`](Self::try_spawn) either accepts a future or hands it
+///   back ([`SpawnError::Shutdown`] once a shutdown began). An accepted
+///   future is polled until it ends, or dropped exactly once (cancelled
+///   through its handle, or at shutdown) with its handle resolved
+///   [`Cancelled`](crate::task::JoinError::Cancelled).
+/// - A task is polled by one worker at a time, never by the thread that
+///   wakes it, and never again once cancelled: its next poll drops it.
+/// - A panic in a task is caught at its poll: the task ends, its handle
+///   says [`Panicked`](crate::task::JoinError::Panicked) with the message,
+///   and the worker runs on.
+/// - Spawned tasks are not starved: a worker looks at the global queue
+///   every 61 turns, and a task that wakes itself goes to the back of its
+///   worker's queue.
+///
+/// # What it does not do
+///
+/// No preemption: a poll that never returns holds its worker (the others
+/// run on, and steal the tasks queued behind it). No `!Send` futures:
+/// use a [`LocalExecutor`](crate::executor::LocalExecutor) for those. No
+/// priorities.
+///
+/// # Dropping it
+///
+/// Shuts it down as [`shutdown`](Self::shutdown) does and joins every
+/// worker: no thread outlives it.
+pub struct MultiExecutor {
+    shared: Arc<Shared>,
+    /// The workers' threads, until a shutdown joins them.
+    threads: Mutex<Option<Vec<ThreadHandle<()>>>>,
+}
+
+impl MultiExecutor {
+    /// An executor with one worker per available core.
+    ///
+    /// # Panics
+    ///
+    /// When it cannot be built (see [`with_config`](Self::with_config)).
+    #[must_use]
+    pub fn new() -> Self {
+        Self::with_config(MultiConfig::default())
+            .unwrap_or_else(|error| panic!("dinah: MultiExecutor::new: {error}"))
+    }
+
+    /// An executor set up by `config`, its workers started.
+    ///
+    /// # Errors
+    ///
+    /// [`PoolError::ZeroMaxThreads`] for `workers: Some(0)`;
+    /// [`PoolError::ThreadRefused`] when the system refuses a worker's
+    /// thread (the ones started are stopped and joined first);
+    /// [`PoolError::Reactor`] when the reactor cannot be made.
+    pub fn with_config(config: MultiConfig) -> Result<Self, PoolError> {
+        let workers = config.worker_count();
+        if workers == 0 {
+            return Err(PoolError::ZeroMaxThreads);
+        }
+        let driver = Arc::new(Driver::new(current(), config.start_paused, false));
+        // The workers sleep in the reactor, whichever one holds it.
+        driver.reactor_or_install().map_err(PoolError::Reactor)?;
+        let locals: Vec<Worker<shared::Runnable>> =
+            (0..workers).map(|_| Worker::new_fifo()).collect();
+        let stealers = locals.iter().map(Worker::stealer).collect();
+        let shared = Arc::new(Shared::new(stealers, driver, config.start_paused));
+        let executor = Self {
+            shared: Arc::clone(&shared),
+            threads: Mutex::new(Some(Vec::with_capacity(workers))),
+        };
+        for (index, local) in locals.into_iter().enumerate() {
+            let worker_shared = Arc::clone(&shared);
+            let spawned = Builder::new()
+                .name(format!("{}-{}", config.name, index + 1))
+                .spawn(move || worker::run(worker_shared, index, local));
+            match spawned {
+                Ok(thread) => lock(&executor.threads)
+                    .as_mut()
+                    .unwrap_or_else(|| unreachable!("not shut down"))
+                    .push(thread),
+                Err(error) => {
+                    drop(executor);
+                    let worker = WorkerId::new(index as u64 + 1).unwrap_or(WorkerId::MAX);
+                    return Err(PoolError::ThreadRefused { worker, error });
+                }
+            }
+        }
+        Ok(executor)
+    }
+
+    /// A `Send + Sync` handle that spawns onto this executor from any
+    /// thread, its tasks included.
+    #[must_use]
+    pub fn handle(&self) -> MultiHandle {
+        MultiHandle {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+
+    /// As [`MultiHandle::try_spawn`].
+    ///
+    /// # Errors
+    ///
+    /// As [`MultiHandle::try_spawn`].
+    pub fn try_spawn<F>(&self, future: F) -> Result<JoinHandle<F::Output>, SpawnError<F>>
+    where
+        F: Future + Send + 'static,
+        F::Output: TaskOutput + Send + 'static,
+    {
+        task::spawn(&self.shared, future, None)
+    }
+
+    /// As [`MultiHandle::try_spawn_named`].
+    ///
+    /// # Errors
+    ///
+    /// As [`MultiHandle::try_spawn`].
+    pub fn try_spawn_named<F>(
+        &self,
+        name: &'static str,
+        future: F,
+    ) -> Result<JoinHandle<F::Output>, SpawnError<F>>
+    where
+        F: Future + Send + 'static,
+        F::Output: TaskOutput + Send + 'static,
+    {
+        task::spawn(&self.shared, future, Some(name))
+    }
+
+    /// Drives `future` to completion on the calling thread, which parks
+    /// while it waits, and returns its output. The workers run the
+    /// spawned tasks meanwhile; the free functions of
+    /// [`time`](crate::time) called in `future` use this executor's
+    /// timers.
+    ///
+    /// # Panics
+    ///
+    /// When called on one of this executor's workers (inside one of its
+    /// tasks): the worker would wait for tasks it should be running. A
+    /// panic in `future` itself unwinds to the caller.
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        self.refuse_on_worker("block_on");
+        crate::runtime::context::enter(&self.shared.driver);
+        crate::task::park_on(future)
+    }
+
+    /// Shuts the executor down at once:
+    /// [`shutdown_with`](Self::shutdown_with) under
+    /// [`ShutdownPolicy::CancelPending`].
+    ///
+    /// # Panics
+    ///
+    /// As [`shutdown_with`](Self::shutdown_with).
+    pub fn shutdown(&self) -> ShutdownReport {
+        self.shutdown_with(ShutdownPolicy::CancelPending, Duration::ZERO)
+    }
+
+    /// Shuts the executor down under `policy`, joins its workers, and
+    /// reports each task alive when the shutdown began and how it ended.
+    ///
+    /// - [`ShutdownPolicy::Drain`]: spawns are refused from now on
+    ///   ([`SpawnError::Shutdown`]); the tasks already accepted run until
+    ///   none is left or `deadline` passes on the executor's clock (a
+    ///   paused clock moves when every worker sleeps; where a task keeps
+    ///   waking itself it never does, so there the deadline is counted in
+    ///   real time too); then whatever is left goes as under
+    ///   `CancelPending`.
+    /// - [`ShutdownPolicy::CancelPending`]: spawns are refused, each
+    ///   worker stops after the poll it is in, and every task left is
+    ///   dropped, exactly once, with its handle resolved
+    ///   [`Cancelled`](crate::task::JoinError::Cancelled) (or
+    ///   [`Panicked`](crate::task::JoinError::Panicked) if its destructor
+    ///   panics). `deadline` is not used.
+    ///
+    /// No accepted task is lost. Calling it again reports nothing.
+    ///
+    /// # Panics
+    ///
+    /// When called on one of this executor's workers: it would wait for
+    /// itself.
+    pub fn shutdown_with(&self, policy: ShutdownPolicy, deadline: Duration) -> ShutdownReport {
+        self.refuse_on_worker("shutdown");
+        let Some(threads) = lock(&self.threads).take() else {
+            return ShutdownReport::default();
+        };
+        let shared = &self.shared;
+        shared.close();
+        if policy == ShutdownPolicy::Drain {
+            self.drain(deadline);
+        }
+        shared.cancel_all();
+        shared.stop();
+        for thread in threads {
+            // A worker's own code does not panic; a task's panics are
+            // caught in its poll.
+            let _ = thread.join();
+        }
+        // No worker runs now: each live task is woken onto the global
+        // queue and run here, where its poll drops it (it is cancelled).
+        while shared.live.load(Ordering::Acquire) > 0 {
+            for waker in shared.registry.wakers() {
+                waker.wake();
+            }
+            let mut ran = false;
+            while let Steal::Success(runnable) = shared.injector.steal() {
+                runnable.run();
+                ran = true;
+            }
+            if !ran {
+                // A task being dropped elsewhere (by a waker's owner that
+                // holds its last reference): it leaves on its own.
+                std::thread::yield_now();
+            }
+        }
+        while let Steal::Success(runnable) = shared.injector.steal() {
+            drop(runnable);
+        }
+        shared.driver.timers().stop_keeping_wakers();
+        let tasks = shared.registry.take_ended();
+        ShutdownReport {
+            cancelled_tasks: tasks
+                .iter()
+                .filter(|t| t.end == ChildEnd::Cancelled)
+                .count(),
+            cancelled_submissions: 0,
+            tasks,
+        }
+    }
+
+    /// Runs the accepted tasks until none is left or `deadline` passes.
+    fn drain(&self, deadline: Duration) {
+        let shared = &self.shared;
+        let timer = self.timer();
+        let paused = timer.is_paused();
+        let real_end = Instant::now().checked_add(deadline);
+        let me = current();
+        shared.set_drain_waiter(Some(me.clone()));
+        let waker = Waker::from(Arc::new(UnparkOnWake(me)));
+        let mut cx = Context::from_waker(&waker);
+        let mut out_of_time = pin!(dinah_core::time::TimerDriver::sleep(timer, deadline));
+        loop {
+            if shared.live.load(Ordering::Acquire) == 0 {
+                break;
+            }
+            let now = Instant::now();
+            if paused && real_end.is_some_and(|end| now >= end) {
+                break;
+            }
+            if out_of_time.as_mut().poll(&mut cx).is_ready() {
+                break;
+            }
+            match real_end {
+                Some(end) if paused => park_timeout(end.saturating_duration_since(now)),
+                _ => park(),
+            }
+        }
+        shared.set_drain_waiter(None);
+    }
+
+    /// A handle to this executor's timers (see
+    /// [`LocalExecutor::timer`](crate::executor::LocalExecutor::timer)).
+    #[must_use]
+    pub fn timer(&self) -> crate::time::TimerHandle {
+        crate::time::TimerHandle::new(Arc::clone(&self.shared.driver))
+    }
+
+    /// The figures of this executor's reactor.
+    #[must_use]
+    pub fn io_figures(&self) -> crate::io::IoFigures {
+        self.shared
+            .driver
+            .reactor()
+            .map(|reactor| reactor.figures())
+            .unwrap_or_default()
+    }
+
+    /// Tasks accepted and not ended.
+    #[must_use]
+    pub fn live_tasks(&self) -> usize {
+        self.shared.live.load(Ordering::Acquire)
+    }
+
+    /// The number of worker threads.
+    #[must_use]
+    pub fn workers(&self) -> usize {
+        self.shared.workers()
+    }
+
+    fn refuse_on_worker(&self, what: &str) {
+        let on_worker = crate::runtime::context::with_worker(|worker| {
+            worker
+                .and_then(|worker| worker.downcast_ref::<worker::WorkerHere>())
+                .is_some_and(|here| here.serves(&self.shared))
+        });
+        assert!(
+            !on_worker,
+            "dinah: MultiExecutor::{what} called inside a task of the same executor; it would \
+             wait for the worker it runs on"
+        );
+    }
+}
+
+impl Default for MultiExecutor {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for MultiExecutor {
+    fn drop(&mut self) {
+        self.shutdown();
+        crate::runtime::context::leave(&self.shared.driver);
+    }
+}
+
+impl fmt::Debug for MultiExecutor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MultiExecutor")
+            .field("workers", &self.workers())
+            .field("live_tasks", &self.live_tasks())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Unparks the thread it names.
+struct UnparkOnWake(Thread);
+
+impl Wake for UnparkOnWake {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+/// Spawns onto a [`MultiExecutor`] from any thread. `Send + Sync`, `Clone`.
+///
+/// It keeps the executor's shared state alive, not the executor running:
+/// after a shutdown, spawns are refused with [`SpawnError::Shutdown`].
+#[derive(Clone)]
+pub struct MultiHandle {
+    shared: Arc<Shared>,
+}
+
+impl MultiHandle {
+    /// Spawns `future`: queued on the calling worker when called from one
+    /// of the executor's tasks, on the global queue otherwise, and first
+    /// polled by whichever worker takes it. Its output is `()`, `!` or a
+    /// `Result`; the handle gives it back whole.
+    ///
+    /// # Errors
+    ///
+    /// [`SpawnError::Shutdown`] once a shutdown began; the future is handed
+    /// back.
+    pub fn try_spawn<F>(&self, future: F) -> Result<JoinHandle<F::Output>, SpawnError<F>>
+    where
+        F: Future + Send + 'static,
+        F::Output: TaskOutput + Send + 'static,
+    {
+        task::spawn(&self.shared, future, None)
+    }
+
+    /// [`try_spawn`](Self::try_spawn), with a name that shutdown reports
+    /// show for the task. A `'static` string: nothing is allocated for it.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_spawn`](Self::try_spawn).
+    pub fn try_spawn_named<F>(
+        &self,
+        name: &'static str,
+        future: F,
+    ) -> Result<JoinHandle<F::Output>, SpawnError<F>>
+    where
+        F: Future + Send + 'static,
+        F::Output: TaskOutput + Send + 'static,
+    {
+        task::spawn(&self.shared, future, Some(name))
+    }
+
+    /// The executor's timers, as [`MultiExecutor::timer`].
+    #[must_use]
+    pub fn timer(&self) -> crate::time::TimerHandle {
+        crate::time::TimerHandle::new(Arc::clone(&self.shared.driver))
+    }
+}
+
+impl fmt::Debug for MultiHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MultiHandle")
+            .field("workers", &self.shared.workers())
+            .finish_non_exhaustive()
+    }
+}

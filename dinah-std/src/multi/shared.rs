@@ -1,0 +1,174 @@
+//! [`Shared`]: what every worker of a multi-thread runtime and every handle
+//! reach: the global queue, the other workers' queues to steal from, who
+//! sleeps, the driver, the live tasks; and [`Shared::schedule`], where
+//! every wake of a task lands.
+//!
+//! # Invariants
+//!
+//! 1. A woken task goes to exactly one queue: the waking worker's own
+//!    (its next-task slot or its deque) when a worker of this runtime
+//!    wakes it, the global queue otherwise. `async-task` calls the
+//!    schedule function once per wake that finds the task idle, so a task
+//!    is never in two queues.
+//! 2. Work pushed where no awake worker will look (the global queue, or a
+//!    busy worker's deque) is followed by [`Shared::wake_one`], which wakes
+//!    a sleeper unless somebody searches (see `idle.rs`).
+//! 3. A task is polled only by a worker, never by the thread that wakes
+//!    it, and never after the runtime closed except to drop its future
+//!    (the task sees `cancelling` and ends `Cancelled`).
+#![forbid(unsafe_code)]
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crossbeam_deque::{Injector, Stealer};
+use dinah_core::TaskId;
+
+use super::idle::Idle;
+use super::parker::Parker;
+use super::registry::Registry;
+use super::worker::WorkerHere;
+use crate::primitives::{Thread, lock};
+use crate::runtime::Driver;
+
+/// A task ready to be polled: its cell, as `async-task` hands it out.
+pub(super) type Runnable = async_task::Runnable;
+
+/// The runtime's state shared by its workers and handles.
+pub(super) struct Shared {
+    /// Tasks woken or spawned away from the workers, and what a worker
+    /// hands back as it stops.
+    pub(super) injector: Injector<Runnable>,
+    /// Each worker's deque, to steal from.
+    pub(super) stealers: Box<[Stealer<Runnable>]>,
+    /// Each worker's sleep.
+    pub(super) parkers: Box<[Parker]>,
+    pub(super) idle: Idle,
+    /// Timers and the reactor, shared by all workers.
+    pub(super) driver: Arc<Driver>,
+    /// Which worker sleeps in the driver: it is taken with a swap, and
+    /// only the taker waits in it or runs its timers.
+    pub(super) driver_taken: AtomicBool,
+    pub(super) registry: Registry,
+    /// Tasks accepted and not ended.
+    pub(super) live: AtomicUsize,
+    next_id: AtomicU64,
+    /// Spawns are refused (a shutdown began).
+    closed: AtomicBool,
+    /// Every task still alive is to end `Cancelled` at its next poll.
+    cancelling: AtomicBool,
+    /// Workers are to stop.
+    stopping: AtomicBool,
+    /// A thread waiting for the live tasks to end (a draining shutdown).
+    drain_waiter: Mutex<Option<Thread>>,
+    /// Whether the clock is paused: then it moves only when every worker
+    /// sleeps.
+    pub(super) paused: bool,
+}
+
+impl Shared {
+    pub(super) fn new(
+        stealers: Box<[Stealer<Runnable>]>,
+        driver: Arc<Driver>,
+        paused: bool,
+    ) -> Self {
+        let workers = stealers.len();
+        Self {
+            injector: Injector::new(),
+            parkers: (0..workers).map(|_| Parker::new()).collect(),
+            idle: Idle::new(workers),
+            stealers,
+            driver,
+            driver_taken: AtomicBool::new(false),
+            registry: Registry::new(workers),
+            live: AtomicUsize::new(0),
+            next_id: AtomicU64::new(1),
+            closed: AtomicBool::new(false),
+            cancelling: AtomicBool::new(false),
+            stopping: AtomicBool::new(false),
+            drain_waiter: Mutex::new(None),
+            paused,
+        }
+    }
+
+    /// The number of workers.
+    pub(super) fn workers(&self) -> usize {
+        self.stealers.len()
+    }
+
+    /// The next task's id: unique in this runtime, from 1.
+    pub(super) fn next_id(&self) -> TaskId {
+        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
+        TaskId::new(n).unwrap_or(TaskId::MAX)
+    }
+
+    /// Where a wake of one of this runtime's tasks lands (invariant 1).
+    pub(super) fn schedule(self: &Arc<Self>, runnable: Runnable, yielded: bool) {
+        let runnable = match WorkerHere::schedule(self, runnable, yielded) {
+            Ok(()) => return,
+            Err(runnable) => runnable,
+        };
+        self.injector.push(runnable);
+        self.wake_one();
+    }
+
+    /// Wakes a sleeping worker for new work, unless one searches already or
+    /// none sleeps (invariant 2).
+    pub(super) fn wake_one(&self) {
+        if let Some(worker) = self.idle.sleeper_to_wake() {
+            self.parkers[worker].wake(&self.driver);
+        }
+    }
+
+    /// Whether any queue but the workers' next-task slots holds work.
+    pub(super) fn has_queued_work(&self) -> bool {
+        !self.injector.is_empty() || self.stealers.iter().any(|stealer| !stealer.is_empty())
+    }
+
+    pub(super) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Refuses spawns from now on.
+    pub(super) fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.registry.close();
+    }
+
+    /// Whether a task polled now ends `Cancelled` instead.
+    #[inline]
+    pub(super) fn is_cancelling(&self) -> bool {
+        self.cancelling.load(Ordering::Acquire)
+    }
+
+    pub(super) fn cancel_all(&self) {
+        self.cancelling.store(true, Ordering::Release);
+    }
+
+    pub(super) fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::Acquire)
+    }
+
+    /// Tells every worker to stop, and wakes them all.
+    pub(super) fn stop(&self) {
+        self.stopping.store(true, Ordering::Release);
+        self.idle.take_all();
+        for parker in &*self.parkers {
+            parker.wake(&self.driver);
+        }
+    }
+
+    /// Sets (or clears) the thread a draining shutdown parks.
+    pub(super) fn set_drain_waiter(&self, thread: Option<Thread>) {
+        *lock(&self.drain_waiter) = thread;
+    }
+
+    /// A task ended: one fewer live, and the drain's waiter woken at none.
+    pub(super) fn ended(&self) {
+        if self.live.fetch_sub(1, Ordering::AcqRel) == 1
+            && let Some(thread) = lock(&self.drain_waiter).as_ref()
+        {
+            thread.unpark();
+        }
+    }
+}

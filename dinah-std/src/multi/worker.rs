@@ -1,0 +1,287 @@
+//! One worker of a multi-thread runtime: [`WorkerHere`], its own queues as
+//! its thread sees them, and its loop: take a task, poll it, and when none
+//! is left, steal, then sleep (in the driver if nobody else does).
+//!
+//! # Where a worker looks, in order
+//!
+//! 1. Every [`GLOBAL_INTERVAL`]th turn, the global queue first, so that
+//!    tasks spawned from outside are never starved by a worker whose own
+//!    tasks keep waking each other.
+//! 2. Its next-task slot: the task it woke last, polled next while its
+//!    data is still in this core's cache (a message sent to a task that
+//!    answers at once, a child just spawned). At most [`MAX_NEXT_IN_A_ROW`]
+//!    times in a row; then the slot's task goes to the back of its deque,
+//!    so two tasks that wake each other cannot hold the worker.
+//! 3. Its deque, oldest first.
+//! 4. The global queue, taking a batch into its deque.
+//! 5. Searching, if fewer than half the workers search: half of another
+//!    worker's deque (victims in a random order), then the global queue.
+//! 6. Sleep.
+//!
+//! The next-task slot cannot be stolen. A stealable slot lets an idle
+//! worker take a task away from the cache it was woken in, and it costs a
+//! synchronised operation per wake; the cost of not stealing it is that a
+//! task in the slot waits for the poll running on its worker. That poll
+//! is short in a cooperative runtime, and a worker that polls for long is
+//! one that telemetry names as blocked. tokio's history on the same choice
+//! (a slot first unstealable, made stealable and reverted for its cost)
+//! led to the same answer.
+//!
+//! Every [`MAINTENANCE_INTERVAL`]th turn a worker also fires due timers and
+//! takes in socket readiness without waiting, when nobody holds the driver:
+//! a runtime whose workers never sleep still serves its timers and sockets.
+#![forbid(unsafe_code)]
+
+use std::cell::Cell;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use crossbeam_deque::{Steal, Worker};
+
+use super::shared::{Runnable, Shared};
+use crate::runtime::context;
+
+/// How often (in turns of its loop) a worker looks at the global queue
+/// before its own.
+pub(super) const GLOBAL_INTERVAL: u32 = 61;
+/// How many times in a row a worker polls the task of its next-task slot.
+pub(super) const MAX_NEXT_IN_A_ROW: u32 = 3;
+/// How often (in turns) a busy worker fires due timers and takes in
+/// socket readiness.
+pub(super) const MAINTENANCE_INTERVAL: u32 = 61;
+
+/// A worker's own state, on its thread (kept in the runtime context, so
+/// that a wake made on this thread reaches its queues).
+pub(super) struct WorkerHere {
+    shared: Arc<Shared>,
+    index: usize,
+    local: Worker<Runnable>,
+    /// The next-task slot.
+    next: Cell<Option<Runnable>>,
+    /// A xorshift state for choosing victims.
+    seed: Cell<u32>,
+}
+
+impl WorkerHere {
+    /// Where a wake of one of `shared`'s tasks made on this thread goes:
+    /// `Err` hands the task back when this thread is not one of `shared`'s
+    /// workers.
+    pub(super) fn schedule(
+        shared: &Arc<Shared>,
+        runnable: Runnable,
+        yielded: bool,
+    ) -> Result<(), Runnable> {
+        context::with_worker(|worker| {
+            match worker.and_then(|worker| worker.downcast_ref::<Self>()) {
+                Some(here) if here.serves(shared) => {
+                    here.push(runnable, yielded);
+                    Ok(())
+                }
+                _ => Err(runnable),
+            }
+        })
+    }
+
+    /// A task woken on this worker: a yield goes to the back of the deque,
+    /// any other wake to the next-task slot, whose previous task goes to
+    /// the back of the deque. Work in the deque may call a sleeper to
+    /// steal it.
+    fn push(&self, runnable: Runnable, yielded: bool) {
+        if yielded {
+            self.local.push(runnable);
+        } else if let Some(previous) = self.next.replace(Some(runnable)) {
+            self.local.push(previous);
+        } else {
+            return;
+        }
+        self.shared.wake_one();
+    }
+
+    /// Whether this worker is one of `shared`'s.
+    pub(super) fn serves(&self, shared: &Arc<Shared>) -> bool {
+        Arc::ptr_eq(&self.shared, shared)
+    }
+
+    fn has_local_work(&self) -> bool {
+        let next = self.next.take();
+        let has = next.is_some();
+        self.next.set(next);
+        has || !self.local.is_empty()
+    }
+
+    fn random(&self) -> usize {
+        let mut x = self.seed.get();
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        self.seed.set(x);
+        x as usize
+    }
+
+    /// Takes a batch from the global queue into the deque, and one task.
+    fn take_global(&self) -> Option<Runnable> {
+        loop {
+            match self.shared.injector.steal_batch_and_pop(&self.local) {
+                Steal::Success(runnable) => return Some(runnable),
+                Steal::Empty => return None,
+                Steal::Retry => {}
+            }
+        }
+    }
+
+    /// Steps 1 to 4 of the module docs.
+    fn next_task(&self, turn: u32, next_in_a_row: &mut u32) -> Option<Runnable> {
+        if turn.is_multiple_of(GLOBAL_INTERVAL)
+            && let Some(runnable) = self.take_global()
+        {
+            return Some(runnable);
+        }
+        if let Some(runnable) = self.next.take() {
+            if *next_in_a_row < MAX_NEXT_IN_A_ROW {
+                *next_in_a_row += 1;
+                return Some(runnable);
+            }
+            self.local.push(runnable);
+        }
+        *next_in_a_row = 0;
+        self.local.pop().or_else(|| self.take_global())
+    }
+
+    /// Step 5: steals, if this worker may search.
+    fn search(&self, searching: &mut bool) -> Option<Runnable> {
+        if !*searching {
+            if !self.shared.idle.start_searching() {
+                return None;
+            }
+            *searching = true;
+        }
+        let workers = self.shared.workers();
+        let start = self.random() % workers;
+        for offset in 0..workers {
+            let victim = (start + offset) % workers;
+            if victim == self.index {
+                continue;
+            }
+            loop {
+                match self.shared.stealers[victim].steal_batch_and_pop(&self.local) {
+                    Steal::Success(runnable) => return Some(runnable),
+                    Steal::Empty => break,
+                    Steal::Retry => {}
+                }
+            }
+        }
+        self.take_global()
+    }
+
+    /// Fires due timers and takes in socket readiness, if nobody holds the
+    /// driver.
+    fn maintain(&self) {
+        let shared = &self.shared;
+        if !shared.driver_taken.swap(true, Ordering::Acquire) {
+            shared.driver.poll_now();
+            shared.driver.timers().expire_due();
+            shared.driver_taken.store(false, Ordering::Release);
+        }
+    }
+
+    /// Step 6: sleeps until woken for work, or until its own timers or
+    /// sockets give it some. Returns whether it wakes searching.
+    fn sleep(&self, searching: bool) -> bool {
+        let shared = &self.shared;
+        self.maintain();
+        if self.has_local_work() {
+            return searching;
+        }
+        let (last_searcher, last_awake) = shared.idle.sleep(self.index, searching);
+        if last_searcher && shared.has_queued_work() {
+            shared.wake_one();
+        }
+        if last_awake && shared.paused {
+            // Lets the worker sleeping in the driver move the paused clock.
+            shared.driver.unpark();
+        }
+        let parker = &shared.parkers[self.index];
+        loop {
+            if shared.is_stopping() {
+                return false;
+            }
+            if shared.driver_taken.swap(true, Ordering::Acquire) {
+                parker.sleep(None);
+            } else {
+                let all_idle = || shared.idle.awake() == 0 && !shared.has_queued_work();
+                parker.sleep(Some(&|| shared.driver.park_shared(all_idle())));
+                shared.driver.timers().expire_due();
+                shared.driver_taken.store(false, Ordering::Release);
+            }
+            if !shared.idle.is_asleep(self.index) {
+                // A wake took it off the list: it counts as searching.
+                return true;
+            }
+            if self.has_local_work() {
+                return !shared.idle.wake_self(self.index);
+            }
+        }
+    }
+
+    /// The loop, until the runtime stops.
+    fn run(&self) {
+        let mut turn: u32 = 0;
+        let mut next_in_a_row = 0;
+        let mut searching = false;
+        while !self.shared.is_stopping() {
+            turn = turn.wrapping_add(1);
+            if turn.is_multiple_of(MAINTENANCE_INTERVAL) {
+                self.maintain();
+            }
+            let found = self
+                .next_task(turn, &mut next_in_a_row)
+                .or_else(|| self.search(&mut searching));
+            match found {
+                Some(runnable) => {
+                    if searching {
+                        searching = false;
+                        // The last searcher found work: there may be more.
+                        if self.shared.idle.stop_searching() {
+                            self.shared.wake_one();
+                        }
+                    }
+                    runnable.run();
+                }
+                None => searching = self.sleep(searching),
+            }
+        }
+    }
+
+    /// Hands what is left in this worker's queues to the global queue, for
+    /// the shutdown to end.
+    fn hand_back(&self) {
+        if let Some(runnable) = self.next.take() {
+            self.shared.injector.push(runnable);
+        }
+        while let Some(runnable) = self.local.pop() {
+            self.shared.injector.push(runnable);
+        }
+    }
+}
+
+/// The body of worker `index`'s thread.
+pub(super) fn run(shared: Arc<Shared>, index: usize, local: Worker<Runnable>) {
+    shared.parkers[index].bind();
+    context::enter(&shared.driver);
+    let seed = u32::try_from(index).unwrap_or(0).wrapping_mul(0x9E37_79B9) | 1;
+    let here = Rc::new(WorkerHere {
+        shared,
+        index,
+        local,
+        next: Cell::new(None),
+        seed: Cell::new(seed),
+    });
+    context::enter_worker(Rc::clone(&here) as Rc<dyn std::any::Any>);
+    here.run();
+    here.hand_back();
+    let driver = Arc::clone(&here.shared.driver);
+    context::leave_worker();
+    drop(here);
+    context::leave(&driver);
+}

@@ -137,6 +137,8 @@ pub(crate) struct Options {
     /// `--loaded`: run every case beside one busy thread per core (see
     /// [`Load`]).
     pub(crate) loaded: bool,
+    /// `--workers N`: the worker count of the multi-thread cases.
+    pub(crate) workers: Option<usize>,
 }
 
 /// A background load: one thread per core spinning on a flag until the
@@ -188,6 +190,7 @@ impl Options {
             filter: None,
             callgrind: None,
             loaded: false,
+            workers: None,
         };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
@@ -208,6 +211,14 @@ impl Options {
                     options.callgrind = Some((contender, times));
                 }
                 "--loaded" => options.loaded = true,
+                "--workers" => {
+                    options.workers = args
+                        .next()
+                        .and_then(|n| n.parse().ok())
+                        .filter(|&n| n > 0)
+                        .map(Some)
+                        .expect("--workers takes a positive number");
+                }
                 // `cargo bench` passes this to every harness.
                 "--bench" => {}
                 other if !other.starts_with('-') => options.filter = Some(other.to_owned()),

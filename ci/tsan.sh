@@ -15,7 +15,7 @@ if ! nightly_with rust-src; then
 fi
 
 host=$(rustc -vV | sed -n 's/^host: //p')
-suites=(scheduler cancellation stress runtime_determinism queue_contract trace_contract executor_contract runtime_contract local_executor task_combinations hostile_input pools diagnose chrome_trace relay_stall sync_contract sync_model task_group net relay)
+suites=(scheduler cancellation stress runtime_determinism queue_contract trace_contract executor_contract runtime_contract multi_executor multi_executor_stress local_executor task_combinations hostile_input pools diagnose chrome_trace relay_stall sync_contract sync_model task_group net relay)
 args=()
 for suite in "${suites[@]}"; do
     args+=(--test "$suite")
@@ -32,6 +32,8 @@ export CARGO_TARGET_DIR=target/tsan
 # can give and check the typed error, so malloc must return null there
 # rather than TSan aborting.
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 allocator_may_return_null=1"
+# The multi-thread executor's stress test: a tenth of its million tasks.
+export DINAH_STRESS_DIVISOR=10
 
 step "ThreadSanitizer: dinah-std unit tests"
 cargo +nightly test -Zbuild-std --target "$host" -p dinah-std --lib 2>&1 | tee "$log"

@@ -511,11 +511,15 @@ fn a_task_s_future_is_dropped_before_its_handle_resolves<R: Runtime>() {
             resolved_at_drop: Arc::clone(&resolved_at_drop),
         };
         let panics = ending == "panic";
-        let started_in_task = Arc::clone(&started);
+        let (started_in_task, slot_in_task) = (Arc::clone(&started), Arc::clone(&handle_slot));
         let task = runtime
             .handle()
             .spawn(async move {
                 let _probe = probe;
+                // Runs on only once its handle is in place for the probe.
+                while slot_in_task.lock().unwrap().is_none() {
+                    yield_now().await;
+                }
                 started_in_task.store(true, Ordering::SeqCst);
                 yield_now().await;
                 assert!(!panics, "ends by panicking");
@@ -573,20 +577,22 @@ fn sleeps_in_tasks_end_in_deadline_order_on_a_paused_clock<R: Runtime>() {
     let timer = runtime.timer();
     let start = timer.now();
     let order = Arc::new(Mutex::new(Vec::new()));
-    let handles: Vec<_> = [30u64, 10, 20]
-        .into_iter()
-        .map(|ms| {
-            let (order, timer) = (Arc::clone(&order), timer.clone());
-            runtime
-                .handle()
-                .spawn(async move {
-                    timer.sleep(Duration::from_millis(ms)).await;
-                    order.lock().unwrap().push(ms);
-                })
-                .unwrap()
-        })
-        .collect();
+    let handle = runtime.handle();
+    // Spawned in one poll of `block_on`'s future: the paused clock stays
+    // put until they are all in place.
     runtime.block_on(async {
+        let handles: Vec<_> = [30u64, 10, 20]
+            .into_iter()
+            .map(|ms| {
+                let (order, timer) = (Arc::clone(&order), timer.clone());
+                handle
+                    .spawn(async move {
+                        timer.sleep(Duration::from_millis(ms)).await;
+                        order.lock().unwrap().push(ms);
+                    })
+                    .unwrap()
+            })
+            .collect();
         for handle in handles {
             handle.await.unwrap();
         }
@@ -624,15 +630,21 @@ fn a_drain_runs_what_was_accepted_and_names_each_task<R: Runtime>() {
         .spawn_named("idle", forever())
         .unwrap_or_else(|_| unreachable!());
     let report = runtime.shutdown_with(ShutdownPolicy::Drain, Duration::from_secs(5));
-    let mut ends: Vec<_> = report.tasks.iter().map(|t| (t.name, t.end)).collect();
-    ends.sort_by_key(|(name, _)| *name);
-    assert_eq!(
-        ends,
-        [
-            (Some("idle"), ChildEnd::Cancelled),
-            (Some("save"), ChildEnd::Completed)
-        ]
+    let ends: Vec<_> = report.tasks.iter().map(|t| (t.name, t.end)).collect();
+    // Each task alive when the shutdown began is named with its end; a
+    // runtime whose workers run on their own may have finished `save`
+    // before that.
+    assert!(
+        ends.contains(&(Some("idle"), ChildEnd::Cancelled)),
+        "{ends:?}"
     );
+    assert!(
+        ends.iter()
+            .all(|end| *end == (Some("idle"), ChildEnd::Cancelled)
+                || *end == (Some("save"), ChildEnd::Completed)),
+        "{ends:?}"
+    );
+    assert_eq!(report.cancelled_tasks, 1);
     let mut saved = saved;
     let mut idle = idle;
     assert_eq!(saved.try_take(), Some(Ok(())));
@@ -663,7 +675,11 @@ fn a_drain_on_a_paused_clock_ends_though_a_task_keeps_waking_itself<R: Runtime>(
         let saved = handle
             .spawn_named("save", async {})
             .unwrap_or_else(|_| unreachable!());
-        let report = runtime.shutdown_with(ShutdownPolicy::Drain, Duration::from_millis(200));
+        // Long enough, in real time, for a worker that takes in spawns
+        // from outside every 61 polls of the spinner to reach `save`
+        // (interpreted, those polls take a while).
+        let deadline = Duration::from_millis(if cfg!(miri) { 5_000 } else { 200 });
+        let report = runtime.shutdown_with(ShutdownPolicy::Drain, deadline);
         let mut ends: Vec<_> = report.tasks.iter().map(|t| (t.name, t.end)).collect();
         ends.sort_by_key(|(name, _)| *name);
         drop((spinning, saved));
@@ -789,7 +805,7 @@ fn every_task_from_every_thread_completes_exactly_once<R: Runtime>() {
 }
 
 support::contract!(
-    [local: Local, multi_one_worker: Multi<1>, multi_two_workers: Multi<2>],
+    [local: Local, multi_executor_1: Multi<1>, multi_executor_2: Multi<2>],
     [
         handles_give_values_errors_and_cancellations,
         a_panicking_task_fails_alone_with_its_message,

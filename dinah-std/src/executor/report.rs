@@ -19,6 +19,11 @@ pub struct ShutdownReport {
     /// by id: `Completed` or `Failed` if it ended while a drain ran,
     /// `Cancelled` if it was dropped.
     pub tasks: Vec<crate::task::ChildReport>,
+    /// The totals of the executor's own blocking pool, shut down with it
+    /// under the same policy: `Some` for a
+    /// [`MultiExecutor`](super::MultiExecutor), `None` for an executor
+    /// without a pool of its own.
+    pub blocking: Option<crate::pool::PoolStats>,
 }
 
 impl ShutdownReport {

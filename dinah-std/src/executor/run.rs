@@ -549,6 +549,7 @@ impl<'a, M: Measure> Inner<'a, M> {
             cancelled_tasks,
             cancelled_submissions,
             tasks: reports,
+            blocking: None,
         }
     }
 

@@ -1,6 +1,8 @@
 //! [`MultiConfig`]: how a [`MultiExecutor`](super::MultiExecutor) is set up.
 #![forbid(unsafe_code)]
 
+use crate::pool::BlockingConfig;
+
 /// How a [`MultiExecutor`](super::MultiExecutor) is set up.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct MultiConfig {
@@ -12,10 +14,17 @@ pub struct MultiConfig {
     pub name: &'static str,
     /// The clock starts paused (virtual): it moves only by
     /// [`TimerHandle::advance`](crate::time::TimerHandle::advance), or to
-    /// the next timer when every worker sleeps and no task is queued. For
-    /// tests: timers then fire in deadline order at once, with no real
-    /// waiting.
+    /// the next timer when every worker sleeps, no task is queued and no
+    /// `block_on` future is being polled. For tests: timers then fire in
+    /// deadline order at once, with no real waiting. Tasks spawned from
+    /// other threads meanwhile may find the clock moved: spawn them from
+    /// a task or a `block_on` future to have them in place first.
     pub start_paused: bool,
+    /// The executor's own [`BlockingPool`](crate::pool::BlockingPool),
+    /// which [`MultiHandle::spawn_blocking`](super::MultiHandle::spawn_blocking)
+    /// uses. Default: 512 threads at most, 65,536 queued jobs, threads
+    /// leave after ten idle seconds. It starts no thread until a job comes.
+    pub blocking: BlockingConfig,
 }
 
 impl Default for MultiConfig {
@@ -24,6 +33,7 @@ impl Default for MultiConfig {
             workers: None,
             name: "dinah-worker",
             start_paused: false,
+            blocking: BlockingConfig::new(512, 65_536),
         }
     }
 }

@@ -44,7 +44,7 @@ use std::future::Future;
 use std::pin::pin;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Wake, Waker};
+use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use crossbeam_deque::{Steal, Worker};
@@ -55,7 +55,7 @@ use dinah_core::task::TaskOutput;
 pub use config::MultiConfig;
 
 use crate::executor::ShutdownReport;
-use crate::pool::{PoolError, ShutdownPolicy};
+use crate::pool::{BlockingPool, PoolError, ShutdownPolicy, Spawning};
 use crate::primitives::{
     Builder, JoinHandle as ThreadHandle, Thread, current, lock, park, park_timeout,
 };
@@ -124,6 +124,8 @@ use shared::Shared;
 /// worker: no thread outlives it.
 pub struct MultiExecutor {
     shared: Arc<Shared>,
+    /// The executor's blocking pool, until a shutdown shuts it down.
+    blocking: Mutex<Option<BlockingPool>>,
     /// The workers' threads, until a shutdown joins them.
     threads: Mutex<Option<Vec<ThreadHandle<()>>>>,
 }
@@ -156,12 +158,19 @@ impl MultiExecutor {
         let driver = Arc::new(Driver::new(current(), config.start_paused, false));
         // The workers sleep in the reactor, whichever one holds it.
         driver.reactor_or_install().map_err(PoolError::Reactor)?;
+        let blocking = BlockingPool::new(config.blocking)?;
         let locals: Vec<Worker<shared::Runnable>> =
             (0..workers).map(|_| Worker::new_fifo()).collect();
         let stealers = locals.iter().map(Worker::stealer).collect();
-        let shared = Arc::new(Shared::new(stealers, driver, config.start_paused));
+        let shared = Arc::new(Shared::new(
+            stealers,
+            driver,
+            config.start_paused,
+            blocking.spawner(),
+        ));
         let executor = Self {
             shared: Arc::clone(&shared),
+            blocking: Mutex::new(Some(blocking)),
             threads: Mutex::new(Some(Vec::with_capacity(workers))),
         };
         for (index, local) in locals.into_iter().enumerate() {
@@ -227,7 +236,8 @@ impl MultiExecutor {
     /// while it waits, and returns its output. The workers run the
     /// spawned tasks meanwhile; the free functions of
     /// [`time`](crate::time) called in `future` use this executor's
-    /// timers.
+    /// timers. While `future` is being polled, a paused clock does not
+    /// move.
     ///
     /// # Panics
     ///
@@ -237,7 +247,19 @@ impl MultiExecutor {
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         self.refuse_on_worker("block_on");
         crate::runtime::context::enter(&self.shared.driver);
-        crate::task::park_on(future)
+        let waker = Waker::from(Arc::new(UnparkOnWake(current())));
+        let mut cx = Context::from_waker(&waker);
+        let mut future = pin!(future);
+        loop {
+            let polled = {
+                let _polling = Polling::begin(&self.shared);
+                future.as_mut().poll(&mut cx)
+            };
+            if let Poll::Ready(output) = polled {
+                return output;
+            }
+            park();
+        }
     }
 
     /// Shuts the executor down at once:
@@ -267,6 +289,12 @@ impl MultiExecutor {
     ///   [`Cancelled`](crate::task::JoinError::Cancelled) (or
     ///   [`Panicked`](crate::task::JoinError::Panicked) if its destructor
     ///   panics). `deadline` is not used.
+    ///
+    /// The executor's blocking pool is shut down last, under the same
+    /// policy: under `CancelPending` the jobs not started are dropped
+    /// (their handles say `Cancelled`); a job already running is waited
+    /// for (no job is stopped midway). Its totals are the report's
+    /// `blocking`.
     ///
     /// No accepted task is lost. Calling it again reports nothing.
     ///
@@ -313,6 +341,13 @@ impl MultiExecutor {
         }
         shared.driver.timers().stop_keeping_wakers();
         let tasks = shared.registry.take_ended();
+        // Jobs not started are dropped under `CancelPending` (their
+        // handles say `Cancelled`); started ones run to their end.
+        let pool = lock(&self.blocking).take();
+        let blocking = pool.map(|pool| {
+            drop(pool.shutdown(policy));
+            shared.blocking.stats()
+        });
         ShutdownReport {
             cancelled_tasks: tasks
                 .iter()
@@ -320,6 +355,7 @@ impl MultiExecutor {
                 .count(),
             cancelled_submissions: 0,
             tasks,
+            blocking,
         }
     }
 
@@ -418,6 +454,23 @@ impl fmt::Debug for MultiExecutor {
     }
 }
 
+/// A `block_on` future's poll, counted while it lasts (even if it
+/// unwinds).
+struct Polling<'s>(&'s Shared);
+
+impl<'s> Polling<'s> {
+    fn begin(shared: &'s Shared) -> Self {
+        shared.blocker_polls();
+        Self(shared)
+    }
+}
+
+impl Drop for Polling<'_> {
+    fn drop(&mut self) {
+        self.0.blocker_polled();
+    }
+}
+
 /// Unparks the thread it names.
 struct UnparkOnWake(Thread);
 
@@ -480,6 +533,59 @@ impl MultiHandle {
     #[must_use]
     pub fn timer(&self) -> crate::time::TimerHandle {
         crate::time::TimerHandle::new(Arc::clone(&self.shared.driver))
+    }
+
+    /// Runs `f` on the executor's blocking pool
+    /// ([`MultiConfig::blocking`]), waiting in line while the pool is
+    /// full: work that blocks (a file, a lock held long, a synchronous
+    /// client, a long computation) goes there, never on a worker.
+    ///
+    /// ```
+    /// use dinah::executor::MultiExecutor;
+    ///
+    /// let executor = MultiExecutor::new();
+    /// let handle = executor.handle();
+    /// let sum = executor.block_on(async move {
+    ///     let job = handle.spawn_blocking(|| (1..=10u64).sum::<u64>()).await.unwrap();
+    ///     job.await.unwrap()
+    /// });
+    /// assert_eq!(sum, 55);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`PoolSpawner::spawn`](crate::pool::PoolSpawner::spawn): the
+    /// pool shut down, or it has no thread and none can be started.
+    pub fn spawn_blocking<F, R>(&self, f: F) -> Spawning<F, R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.shared.blocking.spawn(f)
+    }
+
+    /// Queues `f` on the executor's blocking pool if there is room now.
+    ///
+    /// # Errors
+    ///
+    /// As [`BlockingPool::try_spawn`]: [`SpawnError::Full`] at the
+    /// admission limit, [`SpawnError::Shutdown`], or
+    /// [`SpawnError::NoThread`]; each holds `f`.
+    pub fn try_spawn_blocking<F, R>(
+        &self,
+        f: F,
+    ) -> Result<JoinHandle<R>, SpawnError<F, std::io::Error>>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.shared.blocking.try_spawn(f)
+    }
+
+    /// The blocking pool's counters now.
+    #[must_use]
+    pub fn blocking_stats(&self) -> crate::pool::PoolStats {
+        self.shared.blocking.stats()
     }
 }
 

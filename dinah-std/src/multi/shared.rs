@@ -28,6 +28,7 @@ use super::idle::Idle;
 use super::parker::Parker;
 use super::registry::Registry;
 use super::worker::WorkerHere;
+use crate::pool::PoolSpawner;
 use crate::primitives::{Thread, lock};
 use crate::runtime::Driver;
 
@@ -59,11 +60,16 @@ pub(super) struct Shared {
     cancelling: AtomicBool,
     /// Workers are to stop.
     stopping: AtomicBool,
+    /// `block_on` futures being polled right now: while one is, a paused
+    /// clock does not move (it may be spawning tasks or arming timers).
+    polling_blockers: AtomicUsize,
     /// A thread waiting for the live tasks to end (a draining shutdown).
     drain_waiter: Mutex<Option<Thread>>,
     /// Whether the clock is paused: then it moves only when every worker
     /// sleeps.
     pub(super) paused: bool,
+    /// The executor's blocking pool.
+    pub(super) blocking: PoolSpawner,
 }
 
 impl Shared {
@@ -71,6 +77,7 @@ impl Shared {
         stealers: Box<[Stealer<Runnable>]>,
         driver: Arc<Driver>,
         paused: bool,
+        blocking: PoolSpawner,
     ) -> Self {
         let workers = stealers.len();
         Self {
@@ -86,8 +93,10 @@ impl Shared {
             closed: AtomicBool::new(false),
             cancelling: AtomicBool::new(false),
             stopping: AtomicBool::new(false),
+            polling_blockers: AtomicUsize::new(0),
             drain_waiter: Mutex::new(None),
             paused,
+            blocking,
         }
     }
 
@@ -118,6 +127,27 @@ impl Shared {
         if let Some(worker) = self.idle.sleeper_to_wake() {
             self.parkers[worker].wake(&self.driver);
         }
+    }
+
+    /// A `block_on` future's poll begins.
+    pub(super) fn blocker_polls(&self) {
+        self.polling_blockers.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// A `block_on` future's poll ended: the last one lets the worker in
+    /// the driver look at a paused clock again.
+    pub(super) fn blocker_polled(&self) {
+        if self.polling_blockers.fetch_sub(1, Ordering::SeqCst) == 1 && self.paused {
+            self.driver.unpark();
+        }
+    }
+
+    /// Whether a paused clock may jump to the next timer: every worker
+    /// sleeps, no task is queued, no `block_on` future is being polled.
+    pub(super) fn is_all_idle(&self) -> bool {
+        self.idle.awake() == 0
+            && self.polling_blockers.load(Ordering::SeqCst) == 0
+            && !self.has_queued_work()
     }
 
     /// Whether any queue but the workers' next-task slots holds work.

@@ -209,8 +209,7 @@ impl WorkerHere {
             if shared.driver_taken.swap(true, Ordering::Acquire) {
                 parker.sleep(None);
             } else {
-                let all_idle = || shared.idle.awake() == 0 && !shared.has_queued_work();
-                parker.sleep(Some(&|| shared.driver.park_shared(all_idle())));
+                parker.sleep(Some(&|| shared.driver.park_shared(shared.is_all_idle())));
                 shared.driver.timers().expire_due();
                 shared.driver_taken.store(false, Ordering::Release);
             }

@@ -179,7 +179,7 @@ fn multi_executor_moves_a_socket_from_task_to_task() {
         // Connected in one task, written and read in others: a stream
         // made where one worker polls is polled where another may.
         let stream = handle
-            .try_spawn(async move { Ok::<_, std::io::Error>(TcpStream::connect(address).await?) })
+            .try_spawn(TcpStream::connect(address))
             .unwrap_or_else(|_| unreachable!())
             .await
             .unwrap()

@@ -3,7 +3,9 @@
 //! of how each task alive at the shutdown ended.
 //!
 //! It is split in shards by id, each behind its own short lock, so that
-//! spawns and ends on different workers seldom meet on one lock.
+//! spawns and ends on different workers seldom meet on one lock. A shard
+//! is a slab: a task's entry is found by the place `enter` gave it, with
+//! no hashing, and freed places are reused.
 //!
 //! # Invariants
 //!
@@ -16,7 +18,6 @@
 //!    under the same lock that takes the task out.
 #![forbid(unsafe_code)]
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 use std::task::Waker;
 
@@ -27,15 +28,72 @@ use crate::task::{ChildEnd, ChildKind, ChildReport};
 
 /// One live task.
 struct Entry {
+    id: TaskId,
     name: Option<&'static str>,
     waker: Waker,
 }
 
-#[derive(Default)]
+/// A place in a shard: a live task, or the next free place.
+enum Place {
+    Live(Entry),
+    Free(usize),
+}
+
+/// No free place.
+const NONE: usize = usize::MAX;
+
 struct Shard {
-    live: HashMap<u64, Entry>,
+    places: Vec<Place>,
+    /// The first free place, or `NONE`.
+    free: usize,
     closed: bool,
     ended: Vec<ChildReport>,
+}
+
+impl Default for Shard {
+    fn default() -> Self {
+        Self {
+            places: Vec::new(),
+            free: NONE,
+            closed: false,
+            ended: Vec::new(),
+        }
+    }
+}
+
+impl Shard {
+    fn insert(&mut self, entry: Entry) -> usize {
+        if self.free == NONE {
+            self.places.push(Place::Live(entry));
+            return self.places.len() - 1;
+        }
+        let at = self.free;
+        match std::mem::replace(&mut self.places[at], Place::Live(entry)) {
+            Place::Free(next) => self.free = next,
+            Place::Live(_) => unreachable!("the free list names free places"),
+        }
+        at
+    }
+
+    fn remove(&mut self, at: usize) -> Option<Entry> {
+        match std::mem::replace(self.places.get_mut(at)?, Place::Free(self.free)) {
+            Place::Live(entry) => {
+                self.free = at;
+                Some(entry)
+            }
+            free @ Place::Free(_) => {
+                self.places[at] = free;
+                None
+            }
+        }
+    }
+}
+
+/// Where a task's entry is: its shard and its place there.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Key {
+    shard: usize,
+    at: usize,
 }
 
 /// The live tasks (see the module docs).
@@ -52,41 +110,47 @@ impl Registry {
         }
     }
 
-    fn shard(&self, id: TaskId) -> &Mutex<Shard> {
+    fn shard_of(&self, id: TaskId) -> usize {
         // Ids count up, so consecutive spawns take consecutive shards.
-        let index = usize::try_from(id.get() % self.shards.len() as u64).unwrap_or(0);
-        &self.shards[index]
+        usize::try_from(id.get() % self.shards.len() as u64).unwrap_or(0)
     }
 
-    /// Enters the task `build` makes, with its waker; `None`, without
-    /// calling `build`, when the runtime is shutting down (invariant 2).
-    /// `build` runs under the shard's lock: it makes the task, and runs no
-    /// user code.
+    /// Enters the task `build` makes, with its waker, and says where; `None`,
+    /// without calling `build`, when the runtime is shutting down
+    /// (invariant 2). `build` runs under the shard's lock, with the key
+    /// its task will leave by: it makes the task, and runs no user code.
     pub(super) fn enter<R>(
         &self,
         id: TaskId,
         name: Option<&'static str>,
-        build: impl FnOnce() -> (R, Waker),
+        build: impl FnOnce(Key) -> (R, Waker),
     ) -> Option<R> {
-        let mut shard = lock(self.shard(id));
-        if shard.closed {
+        let shard = self.shard_of(id);
+        let mut places = lock(&self.shards[shard]);
+        if places.closed {
             return None;
         }
-        let (made, waker) = build();
-        shard.live.insert(id.get(), Entry { name, waker });
+        let at = if places.free == NONE {
+            places.places.len()
+        } else {
+            places.free
+        };
+        let (made, waker) = build(Key { shard, at });
+        let placed = places.insert(Entry { id, name, waker });
+        debug_assert_eq!(placed, at);
         Some(made)
     }
 
     /// Takes a task out as it ends (invariants 1 and 3).
-    pub(super) fn leave(&self, id: TaskId, end: ChildEnd) {
+    pub(super) fn leave(&self, key: Key, end: ChildEnd) {
         let entry = {
-            let mut shard = lock(self.shard(id));
-            let entry = shard.live.remove(&id.get());
+            let mut shard = lock(&self.shards[key.shard]);
+            let entry = shard.remove(key.at);
             if shard.closed
                 && let Some(entry) = &entry
             {
                 shard.ended.push(ChildReport {
-                    id,
+                    id: entry.id,
                     name: entry.name,
                     kind: ChildKind::Task,
                     end,
@@ -109,7 +173,10 @@ impl Registry {
     pub(super) fn wakers(&self) -> Vec<Waker> {
         let mut wakers = Vec::new();
         for shard in &*self.shards {
-            wakers.extend(lock(shard).live.values().map(|entry| entry.waker.clone()));
+            wakers.extend(lock(shard).places.iter().filter_map(|place| match place {
+                Place::Live(entry) => Some(entry.waker.clone()),
+                Place::Free(_) => None,
+            }));
         }
         wakers
     }

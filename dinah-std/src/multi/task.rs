@@ -21,34 +21,18 @@
 use std::future::{Future, poll_fn};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::{Pin, pin};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
-use std::task::{Context, Poll, Waker};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::task::{Context, Poll};
 
 use async_task::{Builder, ScheduleInfo, WithInfo};
-use dinah_core::TaskId;
 use dinah_core::executor::SpawnError;
 use dinah_core::task::TaskOutput;
 
+use super::registry::Key;
 use super::shared::Shared;
-use crate::task::{CancelTarget, ChildEnd, Join, JoinError, JoinHandle};
+use crate::task::{ChildEnd, Join, JoinError, JoinHandle};
 use crate::unwind::{drop_quietly, panic_text};
-
-/// Where a handle's cancellation of a running task lands: a flag the
-/// task's next poll reads, and a wake so that the poll comes.
-struct CancelCell {
-    requested: AtomicBool,
-    waker: OnceLock<Waker>,
-}
-
-impl CancelTarget for CancelCell {
-    fn cancel(&self, _generation: u32) {
-        self.requested.store(true, Ordering::Release);
-        if let Some(waker) = self.waker.get() {
-            waker.wake_by_ref();
-        }
-    }
-}
 
 /// The task's side of its join, and its place in the runtime: resolves
 /// both once, when the task ends or is dropped.
@@ -56,9 +40,9 @@ struct Guard<F: Future> {
     /// The user's future until the first poll moves it into [`run`].
     future: Option<F>,
     join: Arc<Join<F::Output>>,
-    cancel: Arc<CancelCell>,
     shared: Arc<Shared>,
-    id: TaskId,
+    /// Where the task is in the registry.
+    key: Key,
     resolved: bool,
 }
 
@@ -77,7 +61,7 @@ where
         };
         self.resolved = true;
         self.join.finish(result);
-        self.shared.registry.leave(self.id, end);
+        self.shared.registry.leave(self.key, end);
         self.shared.ended();
     }
 }
@@ -108,7 +92,7 @@ impl<F: Future> Drop for Guard<F> {
         };
         self.resolved = true;
         self.join.abort(why);
-        self.shared.registry.leave(self.id, end);
+        self.shared.registry.leave(self.key, end);
         self.shared.ended();
     }
 }
@@ -124,11 +108,11 @@ enum Outcome<T> {
 /// (invariant 1).
 fn poll_user<F: Future>(
     slot: Pin<&mut Option<F>>,
-    cancel: &CancelCell,
+    join: &Join<F::Output>,
     shared: &Shared,
     cx: &mut Context<'_>,
 ) -> Poll<Outcome<F::Output>> {
-    if cancel.requested.load(Ordering::Acquire) || shared.is_cancelling() {
+    if join.is_cancel_requested() || shared.is_cancelling() {
         return Poll::Ready(Outcome::Cancelled);
     }
     let Some(future) = slot.as_pin_mut() else {
@@ -154,7 +138,7 @@ where
     // Declared after the guard: if the cell is dropped between polls, the
     // user's future goes first, then the guard resolves the handle.
     let mut slot = pin!(guard.future.take());
-    let outcome = poll_fn(|cx| poll_user(slot.as_mut(), &guard.cancel, &guard.shared, cx)).await;
+    let outcome = poll_fn(|cx| poll_user(slot.as_mut(), &guard.join, &guard.shared, cx)).await;
     let dropped = catch_unwind(AssertUnwindSafe(|| slot.set(None)));
     let result = match (outcome, dropped) {
         (Outcome::Panicked(message), dropped) => {
@@ -190,19 +174,14 @@ where
     }
     let id = shared.next_id();
     let join = Join::running_anywhere(id);
-    let cancel = Arc::new(CancelCell {
-        requested: AtomicBool::new(false),
-        waker: OnceLock::new(),
-    });
     let mut future = Some(future);
     shared.live.fetch_add(1, Ordering::AcqRel);
-    let made = shared.registry.enter(id, name, || {
+    let made = shared.registry.enter(id, name, |key| {
         let guard = Guard {
             future: future.take(),
             join: Arc::clone(&join),
-            cancel: Arc::clone(&cancel),
             shared: Arc::clone(shared),
-            id,
+            key,
             resolved: false,
         };
         let to = Arc::clone(shared);
@@ -221,8 +200,7 @@ where
         let future = future.take().unwrap_or_else(|| unreachable!("not built"));
         return Err(SpawnError::Shutdown(future));
     };
-    let _ = cancel.waker.set(runnable.waker());
-    join.attach(cancel, 0);
+    join.wake_on_cancel(runnable.waker());
     runnable.schedule();
     Ok(JoinHandle::new(join))
 }

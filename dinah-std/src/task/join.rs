@@ -122,6 +122,13 @@ pub(crate) struct Join<T> {
     state: Mutex<State<T>>,
     /// The handle was dropped: nobody will read the outcome.
     detached: AtomicBool,
+    /// `cancel` returned `true`: what a task that polls itself reads
+    /// without the lock (a multi-thread executor's).
+    cancel_flag: AtomicBool,
+    /// The waker of a task that reads `cancel_flag`: a cancellation wakes
+    /// it, so that its next poll comes and drops it.
+    #[cfg(not(loom))]
+    wake_to_cancel: std::sync::OnceLock<Waker>,
     /// A running task can be cancelled (an executor's: it is dropped at its
     /// next scheduling point); a pool task that started cannot.
     interruptible: bool,
@@ -173,6 +180,9 @@ impl<T> Join<T> {
                 cancel_requested: false,
             }),
             detached: AtomicBool::new(false),
+            cancel_flag: AtomicBool::new(false),
+            #[cfg(not(loom))]
+            wake_to_cancel: std::sync::OnceLock::new(),
             interruptible,
             home,
         })
@@ -181,6 +191,21 @@ impl<T> Join<T> {
     /// The task's id.
     pub(crate) fn id(&self) -> TaskId {
         self.id
+    }
+
+    /// Gives the join its task's waker, which a cancellation wakes (a task
+    /// that reads [`is_cancel_requested`](Self::is_cancel_requested) at
+    /// each poll). Set once; a cancellation that came first is seen by the
+    /// task's first poll.
+    #[cfg(not(loom))]
+    pub(crate) fn wake_on_cancel(&self, waker: Waker) {
+        let _ = self.wake_to_cancel.set(waker);
+    }
+
+    /// Whether `cancel` returned `true`: one atomic load, no lock.
+    #[cfg(not(loom))]
+    pub(crate) fn is_cancel_requested(&self) -> bool {
+        self.cancel_flag.load(Ordering::Acquire)
     }
 
     /// A pool thread starts the task: `Queued → Running`. `false` when it
@@ -370,6 +395,7 @@ impl<T> JoinHandle<T> {
                 Outcome::Running if self.join.interruptible => {
                     state.outcome = Outcome::CancelRequested;
                     state.cancel_requested = true;
+                    self.join.cancel_flag.store(true, Ordering::Release);
                     (state.target.clone(), None)
                 }
                 Outcome::CancelRequested => return true,
@@ -379,6 +405,10 @@ impl<T> JoinHandle<T> {
         wake_quietly(waker);
         if let Some((header, generation)) = target {
             header.cancel(generation);
+        }
+        #[cfg(not(loom))]
+        if let Some(task) = self.join.wake_to_cancel.get() {
+            task.wake_by_ref();
         }
         true
     }

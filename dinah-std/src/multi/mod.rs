@@ -177,7 +177,7 @@ impl MultiExecutor {
             let worker_shared = Arc::clone(&shared);
             let spawned = Builder::new()
                 .name(format!("{}-{}", config.name, index + 1))
-                .spawn(move || worker::run(worker_shared, index, local));
+                .spawn(move || worker::work(worker_shared, index, local));
             match spawned {
                 Ok(thread) => lock(&executor.threads)
                     .as_mut()

@@ -33,7 +33,7 @@ use crate::primitives::{Thread, lock};
 use crate::runtime::Driver;
 
 /// A task ready to be polled: its cell, as `async-task` hands it out.
-pub(super) type Runnable = async_task::Runnable;
+pub(super) type Runnable = async_task::Runnable<crate::task::cell::CellMeta>;
 
 /// The runtime's state shared by its workers and handles.
 pub(super) struct Shared {

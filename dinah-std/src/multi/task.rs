@@ -1,21 +1,22 @@
 //! A task of the multi-thread runtime: [`spawn`] makes its cell (one
-//! `async-task` allocation: the future below and its schedule function),
-//! enters it in the registry and queues it; the future
-//! ([`run`]) polls the user's future, catches its panics, drops it on
-//! cancellation, and resolves the join handle after the user's future is
-//! gone.
+//! `async-task` allocation: the future below, its schedule function, its
+//! id, name and cancellation flag, then its output, which the join handle
+//! reads), enters it in the registry and queues it; the future ([`run`])
+//! polls the user's future, catches its panics, drops it on cancellation,
+//! and ends with the handle's result.
 //!
 //! # Invariants
 //!
 //! 1. The user's future is polled only inside [`run`], on a worker, and
-//!    never after a cancellation was requested of it or of the runtime:
-//!    the next poll drops it instead.
+//!    never after a cancellation was requested of it (its worker says so
+//!    before the poll) or of the runtime: the next poll drops it instead.
 //! 2. It is dropped exactly once: by `run` (ended, cancelled, panicked),
 //!    or, if the cell is dropped before `run` finished, by the [`Guard`]
 //!    it lives in (before its first poll) or by the cell (after).
-//! 3. The join handle resolves after that drop, once ([`Join`]'s own
-//!    invariants), and only then does the task leave the registry and the
-//!    live count.
+//! 3. `run` always ends with a result, after the user's future is gone,
+//!    and the task leaves the registry and the live count just before:
+//!    the handle never sees a cell closed without an output (see
+//!    `task/cell.rs`).
 #![forbid(unsafe_code)]
 
 use std::future::{Future, poll_fn};
@@ -31,69 +32,48 @@ use dinah_core::task::TaskOutput;
 
 use super::registry::Key;
 use super::shared::Shared;
-use crate::task::{ChildEnd, Join, JoinError, JoinHandle};
+use crate::runtime::context;
+use crate::task::cell::{CellHandle, CellMeta};
+use crate::task::{ChildEnd, JoinError, JoinHandle};
 use crate::unwind::{drop_quietly, panic_text};
 
-/// The task's side of its join, and its place in the runtime: resolves
-/// both once, when the task ends or is dropped.
-struct Guard<F: Future> {
+/// The task's place in the runtime: leaves it once, when the task ends or
+/// is dropped.
+struct Guard<F> {
     /// The user's future until the first poll moves it into [`run`].
     future: Option<F>,
-    join: Arc<Join<F::Output>>,
     shared: Arc<Shared>,
     /// Where the task is in the registry.
     key: Key,
-    resolved: bool,
+    left: bool,
 }
 
-impl<F: Future> Guard<F>
-where
-    F::Output: TaskOutput,
-{
-    /// Resolves the handle with `result`, then takes the task out of the
-    /// runtime (invariant 3).
-    fn resolve(&mut self, result: Result<F::Output, JoinError>) {
-        let end = match &result {
-            Ok(output) if output.is_failure() => ChildEnd::Failed,
-            Ok(_) => ChildEnd::Completed,
-            Err(JoinError::Cancelled) => ChildEnd::Cancelled,
-            Err(_) => ChildEnd::Failed,
-        };
-        self.resolved = true;
-        self.join.finish(result);
+impl<F> Guard<F> {
+    /// Takes the task out of the runtime, ended as `end`.
+    fn leave(&mut self, end: ChildEnd) {
+        self.left = true;
         self.shared.registry.leave(self.key, end);
         self.shared.ended();
     }
 }
 
-impl<F: Future> Drop for Guard<F> {
+impl<F> Drop for Guard<F> {
     fn drop(&mut self) {
-        if self.resolved {
+        if self.left {
             return;
         }
         // Never polled, or dropped between polls: the future first.
         let future = self.future.take();
         let dropped = catch_unwind(AssertUnwindSafe(move || drop(future)));
-        let why = match dropped {
+        let end = match dropped {
             Err(payload) => {
-                let message = panic_text(&*payload);
                 drop_quietly(payload);
-                JoinError::Panicked(message)
+                ChildEnd::Failed
             }
-            Ok(()) if std::thread::panicking() => {
-                JoinError::Panicked("the task's future panicked while it was dropped".into())
-            }
-            Ok(()) => JoinError::Cancelled,
+            Ok(()) if std::thread::panicking() => ChildEnd::Failed,
+            Ok(()) => ChildEnd::Cancelled,
         };
-        let end = if why.is_cancelled() {
-            ChildEnd::Cancelled
-        } else {
-            ChildEnd::Failed
-        };
-        self.resolved = true;
-        self.join.abort(why);
-        self.shared.registry.leave(self.key, end);
-        self.shared.ended();
+        self.leave(end);
     }
 }
 
@@ -108,11 +88,10 @@ enum Outcome<T> {
 /// (invariant 1).
 fn poll_user<F: Future>(
     slot: Pin<&mut Option<F>>,
-    join: &Join<F::Output>,
     shared: &Shared,
     cx: &mut Context<'_>,
 ) -> Poll<Outcome<F::Output>> {
-    if join.is_cancel_requested() || shared.is_cancelling() {
+    if context::polled_is_cancelled() || shared.is_cancelling() {
         return Poll::Ready(Outcome::Cancelled);
     }
     let Some(future) = slot.as_pin_mut() else {
@@ -130,15 +109,15 @@ fn poll_user<F: Future>(
 }
 
 /// The future a task's cell runs (see the module docs).
-async fn run<F>(mut guard: Guard<F>)
+async fn run<F>(mut guard: Guard<F>) -> Result<F::Output, JoinError>
 where
     F: Future,
     F::Output: TaskOutput,
 {
     // Declared after the guard: if the cell is dropped between polls, the
-    // user's future goes first, then the guard resolves the handle.
+    // user's future goes first, then the guard takes the task out.
     let mut slot = pin!(guard.future.take());
-    let outcome = poll_fn(|cx| poll_user(slot.as_mut(), &guard.join, &guard.shared, cx)).await;
+    let outcome = poll_fn(|cx| poll_user(slot.as_mut(), &guard.shared, cx)).await;
     let dropped = catch_unwind(AssertUnwindSafe(|| slot.set(None)));
     let result = match (outcome, dropped) {
         (Outcome::Panicked(message), dropped) => {
@@ -156,7 +135,13 @@ where
         (Outcome::Cancelled, Ok(())) => Err(JoinError::Cancelled),
         (Outcome::Done(output), Ok(())) => Ok(output),
     };
-    guard.resolve(result);
+    guard.leave(match &result {
+        Ok(output) if output.is_failure() => ChildEnd::Failed,
+        Ok(_) => ChildEnd::Completed,
+        Err(JoinError::Cancelled) => ChildEnd::Cancelled,
+        Err(_) => ChildEnd::Failed,
+    });
+    result
 }
 
 /// Spawns `future` on the runtime whose state is `shared`.
@@ -173,34 +158,30 @@ where
         return Err(SpawnError::Shutdown(future));
     }
     let id = shared.next_id();
-    let join = Join::running_anywhere(id);
     let mut future = Some(future);
     shared.live.fetch_add(1, Ordering::AcqRel);
     let made = shared.registry.enter(id, name, |key| {
         let guard = Guard {
             future: future.take(),
-            join: Arc::clone(&join),
             shared: Arc::clone(shared),
             key,
-            resolved: false,
+            left: false,
         };
         let to = Arc::clone(shared);
         let schedule = move |runnable, info: ScheduleInfo| {
             to.schedule(runnable, info.woken_while_running);
         };
-        let (runnable, task) = Builder::new().spawn(move |()| run(guard), WithInfo(schedule));
-        // The join handle carries the output; the cell's own handle is
-        // not needed.
-        task.detach();
+        let (runnable, task) = Builder::new()
+            .metadata(CellMeta::new(id))
+            .spawn(move |_| run(guard), WithInfo(schedule));
         let waker = runnable.waker();
-        (runnable, waker)
+        ((runnable, task, waker.clone()), waker)
     });
-    let Some(runnable) = made else {
+    let Some((runnable, task, waker)) = made else {
         shared.live.fetch_sub(1, Ordering::AcqRel);
         let future = future.take().unwrap_or_else(|| unreachable!("not built"));
         return Err(SpawnError::Shutdown(future));
     };
-    join.wake_on_cancel(runnable.waker());
     runnable.schedule();
-    Ok(JoinHandle::new(join))
+    Ok(JoinHandle::of_cell(CellHandle::new(task, waker)))
 }

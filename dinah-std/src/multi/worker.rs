@@ -245,7 +245,7 @@ impl WorkerHere {
                             self.shared.wake_one();
                         }
                     }
-                    runnable.run();
+                    run(runnable);
                 }
                 None => searching = self.sleep(searching),
             }
@@ -264,8 +264,21 @@ impl WorkerHere {
     }
 }
 
+/// Polls a task; one its handle cancelled is told so, and its poll drops
+/// it instead.
+#[inline]
+pub(super) fn run(runnable: Runnable) {
+    if runnable.metadata().is_cancelled() {
+        context::set_polled_cancelled(true);
+        runnable.run();
+        context::set_polled_cancelled(false);
+    } else {
+        runnable.run();
+    }
+}
+
 /// The body of worker `index`'s thread.
-pub(super) fn run(shared: Arc<Shared>, index: usize, local: Worker<Runnable>) {
+pub(super) fn work(shared: Arc<Shared>, index: usize, local: Worker<Runnable>) {
     shared.parkers[index].bind();
     context::enter(&shared.driver);
     let seed = u32::try_from(index).unwrap_or(0).wrapping_mul(0x9E37_79B9) | 1;

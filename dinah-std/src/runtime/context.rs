@@ -81,6 +81,10 @@ struct Plain {
     io_wait: Cell<Option<(mio::Token, Interest)>>,
     /// What the poll running on this thread left waiting in a line.
     line_wait: Cell<Option<LineWait>>,
+    /// The task polled on this thread now was cancelled by its handle (a
+    /// multi-thread executor's task): its poll drops it instead.
+    #[cfg_attr(loom, allow(dead_code))]
+    polled_cancelled: Cell<bool>,
 }
 
 #[cfg(not(loom))]
@@ -99,6 +103,7 @@ std::thread_local! {
             armed: Cell::new(u64::MAX),
             io_wait: Cell::new(None),
             line_wait: Cell::new(None),
+            polled_cancelled: Cell::new(false),
         }
     };
 }
@@ -117,6 +122,7 @@ loom::thread_local! {
         armed: Cell::new(u64::MAX),
         io_wait: Cell::new(None),
         line_wait: Cell::new(None),
+        polled_cancelled: Cell::new(false),
     };
 }
 
@@ -286,6 +292,22 @@ pub(crate) fn with_worker<R>(f: impl FnOnce(Option<&dyn Any>) -> R) -> R {
         .ok()
         .flatten();
     f(worker.as_deref())
+}
+
+/// Says whether the task about to be polled on this thread was cancelled
+/// by its handle.
+#[cfg(not(loom))]
+pub(crate) fn set_polled_cancelled(cancelled: bool) {
+    let _ = PLAIN.try_with(|plain| plain.polled_cancelled.set(cancelled));
+}
+
+/// Whether the task polled on this thread now was cancelled by its handle.
+#[cfg(not(loom))]
+#[inline]
+pub(crate) fn polled_is_cancelled() -> bool {
+    PLAIN
+        .try_with(|plain| plain.polled_cancelled.get())
+        .unwrap_or(false)
 }
 
 // ---- the current driver ----

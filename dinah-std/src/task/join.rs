@@ -122,13 +122,6 @@ pub(crate) struct Join<T> {
     state: Mutex<State<T>>,
     /// The handle was dropped: nobody will read the outcome.
     detached: AtomicBool,
-    /// `cancel` returned `true`: what a task that polls itself reads
-    /// without the lock (a multi-thread executor's).
-    cancel_flag: AtomicBool,
-    /// The waker of a task that reads `cancel_flag`: a cancellation wakes
-    /// it, so that its next poll comes and drops it.
-    #[cfg(not(loom))]
-    wake_to_cancel: std::sync::OnceLock<Waker>,
     /// A running task can be cancelled (an executor's: it is dropped at its
     /// next scheduling point); a pool task that started cannot.
     interruptible: bool,
@@ -156,14 +149,6 @@ impl<T> Join<T> {
         Self::new(id, Outcome::Running, target, true, Some(home))
     }
 
-    /// A task's join whose runtime polls it on any of several threads:
-    /// alive until it ends, cancellable until then once
-    /// [`attach`](Self::attach)ed, and joinable from any thread.
-    #[cfg(not(loom))]
-    pub(crate) fn running_anywhere(id: TaskId) -> Arc<Self> {
-        Self::new(id, Outcome::Running, None, true, None)
-    }
-
     fn new(
         id: TaskId,
         outcome: Outcome<T>,
@@ -180,9 +165,6 @@ impl<T> Join<T> {
                 cancel_requested: false,
             }),
             detached: AtomicBool::new(false),
-            cancel_flag: AtomicBool::new(false),
-            #[cfg(not(loom))]
-            wake_to_cancel: std::sync::OnceLock::new(),
             interruptible,
             home,
         })
@@ -191,21 +173,6 @@ impl<T> Join<T> {
     /// The task's id.
     pub(crate) fn id(&self) -> TaskId {
         self.id
-    }
-
-    /// Gives the join its task's waker, which a cancellation wakes (a task
-    /// that reads [`is_cancel_requested`](Self::is_cancel_requested) at
-    /// each poll). Set once; a cancellation that came first is seen by the
-    /// task's first poll.
-    #[cfg(not(loom))]
-    pub(crate) fn wake_on_cancel(&self, waker: Waker) {
-        let _ = self.wake_to_cancel.set(waker);
-    }
-
-    /// Whether `cancel` returned `true`: one atomic load, no lock.
-    #[cfg(not(loom))]
-    pub(crate) fn is_cancel_requested(&self) -> bool {
-        self.cancel_flag.load(Ordering::Acquire)
     }
 
     /// A pool thread starts the task: `Queued → Running`. `false` when it
@@ -351,12 +318,31 @@ impl Wake for Unpark {
 /// executor that runs the task.
 #[must_use = "dropping a JoinHandle detaches the task and loses its result"]
 pub struct JoinHandle<T> {
-    join: Arc<Join<T>>,
+    inner: Inner<T>,
+}
+
+/// Where a handle's result comes from.
+enum Inner<T> {
+    /// A meeting point beside the task (a `LocalExecutor`'s, a pool's).
+    Join(Arc<Join<T>>),
+    /// The task's own cell (a `MultiExecutor`'s).
+    #[cfg(not(loom))]
+    Cell(super::cell::CellHandle<T>),
 }
 
 impl<T> JoinHandle<T> {
     pub(crate) fn new(join: Arc<Join<T>>) -> Self {
-        Self { join }
+        Self {
+            inner: Inner::Join(join),
+        }
+    }
+
+    /// The handle of a task whose result lives in its own cell.
+    #[cfg(not(loom))]
+    pub(crate) fn of_cell(cell: super::cell::CellHandle<T>) -> Self {
+        Self {
+            inner: Inner::Cell(cell),
+        }
     }
 
     /// The task's id: unique within its runtime, counting from 1 in
@@ -364,7 +350,11 @@ impl<T> JoinHandle<T> {
     /// tasks by it.
     #[must_use]
     pub fn id(&self) -> TaskId {
-        self.join.id
+        match &self.inner {
+            Inner::Join(join) => join.id,
+            #[cfg(not(loom))]
+            Inner::Cell(cell) => cell.id(),
+        }
     }
 
     /// Requests cancellation, and says whether the handle will hold no
@@ -385,17 +375,21 @@ impl<T> JoinHandle<T> {
     /// started; nothing changed. Calling it again after `true` returns
     /// `true`.
     pub fn cancel(&self) -> bool {
+        let join = match &self.inner {
+            Inner::Join(join) => join,
+            #[cfg(not(loom))]
+            Inner::Cell(cell) => return cell.cancel(),
+        };
         let (target, waker) = {
-            let mut state = lock(&self.join.state);
+            let mut state = lock(&join.state);
             match state.outcome {
                 Outcome::Queued => {
                     state.outcome = Outcome::Done(Err(JoinError::Cancelled));
                     (None, state.waker.take())
                 }
-                Outcome::Running if self.join.interruptible => {
+                Outcome::Running if join.interruptible => {
                     state.outcome = Outcome::CancelRequested;
                     state.cancel_requested = true;
-                    self.join.cancel_flag.store(true, Ordering::Release);
                     (state.target.clone(), None)
                 }
                 Outcome::CancelRequested => return true,
@@ -406,10 +400,6 @@ impl<T> JoinHandle<T> {
         if let Some((header, generation)) = target {
             header.cancel(generation);
         }
-        #[cfg(not(loom))]
-        if let Some(task) = self.join.wake_to_cancel.get() {
-            task.wake_by_ref();
-        }
         true
     }
 
@@ -417,13 +407,22 @@ impl<T> JoinHandle<T> {
     /// cancelled), so that awaiting the handle would not wait.
     #[must_use]
     pub fn is_finished(&self) -> bool {
-        !lock(&self.join.state).outcome.is_pending()
+        match &self.inner {
+            Inner::Join(join) => !lock(&join.state).outcome.is_pending(),
+            #[cfg(not(loom))]
+            Inner::Cell(cell) => cell.is_finished(),
+        }
     }
 
     /// Takes the result if the task has finished, without waiting. `None`
     /// while it runs, and after the result was taken.
     pub fn try_take(&mut self) -> Option<Result<T, JoinError>> {
-        let mut state = lock(&self.join.state);
+        let join = match &mut self.inner {
+            Inner::Join(join) => join,
+            #[cfg(not(loom))]
+            Inner::Cell(cell) => return cell.try_take(),
+        };
+        let mut state = lock(&join.state);
         match std::mem::replace(&mut state.outcome, Outcome::Taken) {
             Outcome::Done(result) => Some(result),
             Outcome::Taken => None,
@@ -446,7 +445,9 @@ impl<T> JoinHandle<T> {
     /// instead).
     pub fn join(mut self) -> Result<T, JoinError> {
         #[cfg(not(loom))]
-        if let Some(home) = self.join.home {
+        if let Inner::Join(join) = &self.inner
+            && let Some(home) = join.home
+        {
             assert!(
                 home != std::thread::current().id(),
                 "dinah: JoinHandle::join called on the thread of the executor that runs the \
@@ -477,7 +478,11 @@ impl<T> Drop for JoinHandle<T> {
     /// it ends (a pool catches a panic of that drop). If it has already
     /// ended, its outcome is dropped here, on the dropping thread.
     fn drop(&mut self) {
-        self.join.detached.store(true, Ordering::Release);
+        match &mut self.inner {
+            Inner::Join(join) => join.detached.store(true, Ordering::Release),
+            #[cfg(not(loom))]
+            Inner::Cell(cell) => cell.detach(),
+        }
     }
 }
 
@@ -485,7 +490,12 @@ impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut state = lock(&self.join.state);
+        let join = match &mut self.get_mut().inner {
+            Inner::Join(join) => join,
+            #[cfg(not(loom))]
+            Inner::Cell(cell) => return cell.poll_output(cx),
+        };
+        let mut state = lock(&join.state);
         match std::mem::replace(&mut state.outcome, Outcome::Taken) {
             Outcome::Done(result) => Poll::Ready(result),
             Outcome::Taken => panic!("dinah: JoinHandle polled after its result was handed out"),

@@ -7,6 +7,8 @@
 //! facade's `task` module holds both.
 #![forbid(unsafe_code)]
 
+#[cfg(not(loom))]
+pub(crate) mod cell;
 mod group;
 mod join;
 

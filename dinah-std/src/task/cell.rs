@@ -1,0 +1,144 @@
+//! A join handle's other form: a task whose result lives in its own cell
+//! (one `async-task` allocation holding the future, then its output), as
+//! the multi-thread executor spawns them. [`CellMeta`] is what the cell
+//! carries beside the future, [`CellHandle`] the handle's side.
+//!
+//! # Invariants
+//!
+//! 1. The cell's future always ends with an output: it catches its task's
+//!    panics and turns a cancellation into `Err(Cancelled)`, and the
+//!    executor runs every queued cell to its end rather than dropping it,
+//!    so awaiting the cell never finds it closed without one (a cell
+//!    dropped unrun all the same reads as `Cancelled`).
+//! 2. `cancel` returning `true` sets the flag before it wakes the task; the
+//!    executor reads the flag before each poll, and the handle reads it
+//!    when the output comes: from then on the handle says `Cancelled`,
+//!    whatever the task returned, unless its code panicked.
+#![forbid(unsafe_code)]
+
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll, Waker};
+
+use dinah_core::TaskId;
+
+use super::JoinError;
+use crate::unwind::drop_quietly;
+
+/// What a task's cell carries beside its future.
+pub(crate) struct CellMeta {
+    pub(crate) id: TaskId,
+    /// The handle's `cancel` returned `true` (invariant 2).
+    cancel: AtomicBool,
+}
+
+impl CellMeta {
+    pub(crate) fn new(id: TaskId) -> Self {
+        Self {
+            id,
+            cancel: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the task's handle cancelled it.
+    #[inline]
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Acquire)
+    }
+}
+
+/// The cell's own handle, with what its output is.
+pub(crate) type Cell<T> = async_task::Task<Result<T, JoinError>, CellMeta>;
+
+/// The handle's side of a task in its own cell.
+pub(crate) struct CellHandle<T> {
+    id: TaskId,
+    /// Until the output is taken.
+    task: Option<Cell<T>>,
+    /// The task's waker: a cancellation wakes it so that its next poll
+    /// drops it.
+    waker: Waker,
+}
+
+impl<T> CellHandle<T> {
+    pub(crate) fn new(task: Cell<T>, waker: Waker) -> Self {
+        Self {
+            id: task.metadata().id,
+            task: Some(task),
+            waker,
+        }
+    }
+
+    pub(crate) fn id(&self) -> TaskId {
+        self.id
+    }
+
+    pub(crate) fn cancel(&self) -> bool {
+        let Some(task) = &self.task else {
+            return false;
+        };
+        let meta = task.metadata();
+        if meta.is_cancelled() {
+            return true;
+        }
+        if task.is_finished() {
+            return false;
+        }
+        meta.cancel.store(true, Ordering::Release);
+        self.waker.wake_by_ref();
+        true
+    }
+
+    pub(crate) fn is_finished(&self) -> bool {
+        self.task.as_ref().is_none_or(async_task::Task::is_finished)
+    }
+
+    /// The output, the cancellation applied (invariant 2), once.
+    fn settle(&mut self, output: Result<T, JoinError>) -> Result<T, JoinError> {
+        let cancelled = self
+            .task
+            .take()
+            .is_some_and(|task| task.metadata().is_cancelled());
+        match output {
+            Ok(value) if cancelled => {
+                drop_quietly(value);
+                Err(JoinError::Cancelled)
+            }
+            other => other,
+        }
+    }
+
+    pub(crate) fn poll_output(&mut self, cx: &mut Context<'_>) -> Poll<Result<T, JoinError>> {
+        let Some(task) = self.task.as_mut() else {
+            panic!("dinah: JoinHandle polled after its result was handed out");
+        };
+        // Invariant 1: a cell closed without an output reads as cancelled.
+        match catch_unwind(AssertUnwindSafe(|| Pin::new(task).poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(output)) => Poll::Ready(self.settle(output)),
+            Err(payload) => {
+                drop_quietly(payload);
+                Poll::Ready(self.settle(Err(JoinError::Cancelled)))
+            }
+        }
+    }
+
+    pub(crate) fn try_take(&mut self) -> Option<Result<T, JoinError>> {
+        if !self.task.as_ref()?.is_finished() {
+            return None;
+        }
+        match self.poll_output(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(output) => Some(output),
+            Poll::Pending => None,
+        }
+    }
+
+    /// Lets the task run on with nobody to read its output.
+    pub(crate) fn detach(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.detach();
+        }
+    }
+}

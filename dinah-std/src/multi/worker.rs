@@ -85,9 +85,11 @@ impl WorkerHere {
 
     /// A task woken on this worker: a yield goes to the back of the deque,
     /// any other wake to the next-task slot, whose previous task goes to
-    /// the back of the deque. Work in the deque may call a sleeper to
-    /// steal it.
+    /// the back of the deque. Work put in an empty deque may call a
+    /// sleeper to steal it; a deque that held work already had its call
+    /// made (and a searcher that gives up looks at every deque first).
     fn push(&self, runnable: Runnable, yielded: bool) {
+        let was_empty = self.local.is_empty();
         if yielded {
             self.local.push(runnable);
         } else if let Some(previous) = self.next.replace(Some(runnable)) {
@@ -95,7 +97,9 @@ impl WorkerHere {
         } else {
             return;
         }
-        self.shared.wake_one();
+        if was_empty {
+            self.shared.wake_one();
+        }
     }
 
     /// Whether this worker is one of `shared`'s.

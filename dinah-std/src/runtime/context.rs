@@ -287,11 +287,18 @@ pub(crate) fn leave_worker() {
 /// (never while the thread's thread-locals are being destroyed).
 #[cfg(not(loom))]
 pub(crate) fn with_worker<R>(f: impl FnOnce(Option<&dyn Any>) -> R) -> R {
-    let worker = CONTEXT
-        .try_with(|context| context.worker.borrow().clone())
-        .ok()
-        .flatten();
-    f(worker.as_deref())
+    let mut f = Some(f);
+    let done = CONTEXT.try_with(|context| {
+        // A shared borrow: `f` may reach here again (a wake inside a wake).
+        let worker = context.worker.try_borrow().ok();
+        let f = f.take().unwrap_or_else(|| unreachable!("called once"));
+        f(worker.as_ref().and_then(|worker| worker.as_deref()))
+    });
+    match done {
+        Ok(done) => done,
+        // The thread-locals are being destroyed: no worker here.
+        Err(_) => (f.take().unwrap_or_else(|| unreachable!("not called")))(None),
+    }
 }
 
 /// Says whether the task about to be polled on this thread was cancelled

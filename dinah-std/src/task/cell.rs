@@ -15,6 +15,8 @@
 //!    when the output comes: from then on the handle says `Cancelled`,
 //!    whatever the task returned, unless its code panicked.
 #![forbid(unsafe_code)]
+// The multi-thread executor, its only user, is not built for loom.
+#![cfg_attr(loom, allow(dead_code))]
 
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};

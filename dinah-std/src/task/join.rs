@@ -326,7 +326,6 @@ enum Inner<T> {
     /// A meeting point beside the task (a `LocalExecutor`'s, a pool's).
     Join(Arc<Join<T>>),
     /// The task's own cell (a `MultiExecutor`'s).
-    #[cfg(not(loom))]
     Cell(super::cell::CellHandle<T>),
 }
 
@@ -338,7 +337,7 @@ impl<T> JoinHandle<T> {
     }
 
     /// The handle of a task whose result lives in its own cell.
-    #[cfg(not(loom))]
+    #[cfg_attr(loom, allow(dead_code))]
     pub(crate) fn of_cell(cell: super::cell::CellHandle<T>) -> Self {
         Self {
             inner: Inner::Cell(cell),
@@ -352,7 +351,6 @@ impl<T> JoinHandle<T> {
     pub fn id(&self) -> TaskId {
         match &self.inner {
             Inner::Join(join) => join.id,
-            #[cfg(not(loom))]
             Inner::Cell(cell) => cell.id(),
         }
     }
@@ -377,7 +375,6 @@ impl<T> JoinHandle<T> {
     pub fn cancel(&self) -> bool {
         let join = match &self.inner {
             Inner::Join(join) => join,
-            #[cfg(not(loom))]
             Inner::Cell(cell) => return cell.cancel(),
         };
         let (target, waker) = {
@@ -409,7 +406,6 @@ impl<T> JoinHandle<T> {
     pub fn is_finished(&self) -> bool {
         match &self.inner {
             Inner::Join(join) => !lock(&join.state).outcome.is_pending(),
-            #[cfg(not(loom))]
             Inner::Cell(cell) => cell.is_finished(),
         }
     }
@@ -419,7 +415,6 @@ impl<T> JoinHandle<T> {
     pub fn try_take(&mut self) -> Option<Result<T, JoinError>> {
         let join = match &mut self.inner {
             Inner::Join(join) => join,
-            #[cfg(not(loom))]
             Inner::Cell(cell) => return cell.try_take(),
         };
         let mut state = lock(&join.state);
@@ -480,7 +475,6 @@ impl<T> Drop for JoinHandle<T> {
     fn drop(&mut self) {
         match &mut self.inner {
             Inner::Join(join) => join.detached.store(true, Ordering::Release),
-            #[cfg(not(loom))]
             Inner::Cell(cell) => cell.detach(),
         }
     }
@@ -492,7 +486,6 @@ impl<T> Future for JoinHandle<T> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let join = match &mut self.get_mut().inner {
             Inner::Join(join) => join,
-            #[cfg(not(loom))]
             Inner::Cell(cell) => return cell.poll_output(cx),
         };
         let mut state = lock(&join.state);

@@ -7,7 +7,6 @@
 //! facade's `task` module holds both.
 #![forbid(unsafe_code)]
 
-#[cfg(not(loom))]
 pub(crate) mod cell;
 mod group;
 mod join;

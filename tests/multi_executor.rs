@@ -231,3 +231,59 @@ fn multi_executor_runs_blocking_work_on_its_own_pool_and_reports_it() {
     let blocking = report.blocking.expect("the executor's pool");
     assert_eq!((blocking.accepted, blocking.completed), (1, 1));
 }
+
+#[test]
+fn multi_executor_counts_polls_and_the_steals_that_freed_a_blocked_worker_s_queue() {
+    let executor = MultiExecutor::with_config(MultiConfig {
+        workers: Some(2),
+        measure: true,
+        ..MultiConfig::default()
+    })
+    .unwrap();
+    let handle = executor.handle();
+    const CHILDREN: usize = 10;
+    let done = Arc::new(AtomicUsize::new(0));
+    let parent = {
+        let (handle, done) = (handle.clone(), Arc::clone(&done));
+        handle
+            .clone()
+            .try_spawn(async move {
+                for _ in 0..CHILDREN {
+                    let done = Arc::clone(&done);
+                    drop(
+                        handle
+                            .try_spawn(async move {
+                                done.fetch_add(1, Ordering::SeqCst);
+                            })
+                            .unwrap_or_else(|_| unreachable!()),
+                    );
+                }
+                // Holds this worker until the children in its deque are
+                // done: only the other worker, stealing them, can do that.
+                // The last child waits in this worker's next-task slot,
+                // which is not stolen.
+                while done.load(Ordering::SeqCst) < CHILDREN - 1 {
+                    std::thread::yield_now();
+                }
+            })
+            .unwrap_or_else(|_| unreachable!())
+    };
+    executor.block_on(parent).unwrap();
+    executor.block_on(async {
+        while done.load(Ordering::SeqCst) < CHILDREN {
+            yield_now().await;
+        }
+    });
+    let figures = executor.figures();
+    assert_eq!(figures.workers.len(), 2);
+    let polls: u64 = figures.workers.iter().map(|w| w.polls).sum();
+    let steals: u64 = figures.workers.iter().map(|w| w.steals).sum();
+    let stolen: u64 = figures.workers.iter().map(|w| w.stolen).sum();
+    assert!(polls >= 1 + CHILDREN as u64, "{figures:?}");
+    assert!(
+        steals >= 1 && stolen >= (CHILDREN - 1) as u64,
+        "{figures:?}"
+    );
+    assert!(figures.workers.iter().any(|w| w.busy > Duration::ZERO));
+    assert_eq!(figures.live_tasks, 0);
+}

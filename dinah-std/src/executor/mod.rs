@@ -51,7 +51,7 @@ use dinah_core::task::TaskOutput;
 use dinah_core::telemetry::{Measure, Unmeasured};
 
 #[cfg(not(loom))]
-pub use crate::multi::{MultiConfig, MultiExecutor, MultiHandle};
+pub use crate::multi::{MultiConfig, MultiExecutor, MultiFigures, MultiHandle, WorkerFigures};
 pub use crate::runtime::context::thread_context;
 pub use config::ExecutorConfig;
 pub use monitor::ExecutorMonitor;

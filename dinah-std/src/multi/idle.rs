@@ -56,7 +56,8 @@ impl Idle {
         }
     }
 
-    fn counts(&self) -> (usize, usize) {
+    /// Workers awake, and of those searching.
+    pub(super) fn counts(&self) -> (usize, usize) {
         let state = self.state.load(Ordering::SeqCst);
         (state >> SEARCH_BITS, state & SEARCH_MASK)
     }

@@ -32,6 +32,7 @@
 #![forbid(unsafe_code)]
 
 mod config;
+mod figures;
 mod idle;
 mod parker;
 mod registry;
@@ -53,6 +54,7 @@ use dinah_core::executor::SpawnError;
 use dinah_core::task::TaskOutput;
 
 pub use config::MultiConfig;
+pub use figures::{MultiFigures, WorkerFigures};
 
 use crate::executor::ShutdownReport;
 use crate::pool::{BlockingPool, PoolError, ShutdownPolicy, Spawning};
@@ -167,6 +169,7 @@ impl MultiExecutor {
             driver,
             config.start_paused,
             blocking.spawner(),
+            config.measure,
         ));
         let executor = Self {
             shared: Arc::clone(&shared),
@@ -410,6 +413,23 @@ impl MultiExecutor {
     #[must_use]
     pub fn live_tasks(&self) -> usize {
         self.shared.live.load(Ordering::Acquire)
+    }
+
+    /// The executor's figures now: each worker's (polls, time in polls,
+    /// steals and tasks moved, sleeps, its deque's length, the task it
+    /// polls), the global queue's length, and how many workers are awake,
+    /// searching and asleep. The per-worker counts stay zero unless
+    /// [`MultiConfig::measure`] is on.
+    #[must_use]
+    pub fn figures(&self) -> MultiFigures {
+        let shared = &self.shared;
+        figures::read(
+            &shared.counters,
+            |worker| shared.stealers[worker].len(),
+            shared.injector.len(),
+            shared.idle.counts(),
+            shared.live.load(Ordering::Acquire),
+        )
     }
 
     /// The number of worker threads.

@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex};
 use crossbeam_deque::{Injector, Stealer};
 use dinah_core::TaskId;
 
+use super::figures::Counters;
 use super::idle::Idle;
 use super::parker::Parker;
 use super::registry::Registry;
@@ -31,6 +32,7 @@ use super::worker::WorkerHere;
 use crate::pool::PoolSpawner;
 use crate::primitives::{Thread, lock};
 use crate::runtime::Driver;
+use crate::telemetry::StdClock;
 
 /// A task ready to be polled: its cell, as `async-task` hands it out.
 pub(super) type Runnable = async_task::Runnable<crate::task::cell::CellMeta>;
@@ -70,6 +72,10 @@ pub(super) struct Shared {
     pub(super) paused: bool,
     /// The executor's blocking pool.
     pub(super) blocking: PoolSpawner,
+    /// Each worker's counters.
+    pub(super) counters: Box<[Counters]>,
+    /// The clock the counters read, when the executor measures itself.
+    pub(super) clock: Option<StdClock>,
 }
 
 impl Shared {
@@ -78,6 +84,7 @@ impl Shared {
         driver: Arc<Driver>,
         paused: bool,
         blocking: PoolSpawner,
+        measure: bool,
     ) -> Self {
         let workers = stealers.len();
         Self {
@@ -97,6 +104,8 @@ impl Shared {
             drain_waiter: Mutex::new(None),
             paused,
             blocking,
+            counters: (0..workers).map(|_| Counters::default()).collect(),
+            clock: measure.then(StdClock::new),
         }
     }
 

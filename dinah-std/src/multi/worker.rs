@@ -167,9 +167,16 @@ impl WorkerHere {
             if victim == self.index {
                 continue;
             }
+            let before = self.local.len();
             loop {
                 match self.shared.stealers[victim].steal_batch_and_pop(&self.local) {
-                    Steal::Success(runnable) => return Some(runnable),
+                    Steal::Success(runnable) => {
+                        if self.shared.clock.is_some() {
+                            let moved = self.local.len().saturating_sub(before) + 1;
+                            self.shared.counters[self.index].stole(moved);
+                        }
+                        return Some(runnable);
+                    }
                     Steal::Empty => break,
                     Steal::Retry => {}
                 }
@@ -196,6 +203,9 @@ impl WorkerHere {
         self.maintain();
         if self.has_local_work() {
             return searching;
+        }
+        if shared.clock.is_some() {
+            shared.counters[self.index].slept();
         }
         let (last_searcher, last_awake) = shared.idle.sleep(self.index, searching);
         if last_searcher && shared.has_queued_work() {
@@ -249,9 +259,23 @@ impl WorkerHere {
                             self.shared.wake_one();
                         }
                     }
-                    run(runnable);
+                    self.poll(runnable);
                 }
                 None => searching = self.sleep(searching),
+            }
+        }
+    }
+
+    /// Polls a task, counted when the executor measures itself.
+    #[inline]
+    fn poll(&self, runnable: Runnable) {
+        match &self.shared.clock {
+            None => run(runnable),
+            Some(clock) => {
+                let counters = &self.shared.counters[self.index];
+                let started = counters.poll_begins(clock, runnable.metadata().id);
+                run(runnable);
+                counters.poll_ended(clock, started);
             }
         }
     }

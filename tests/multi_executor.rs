@@ -279,7 +279,7 @@ fn multi_executor_counts_polls_and_the_steals_that_freed_a_blocked_worker_s_queu
     let polls: u64 = figures.workers.iter().map(|w| w.polls).sum();
     let steals: u64 = figures.workers.iter().map(|w| w.steals).sum();
     let stolen: u64 = figures.workers.iter().map(|w| w.stolen).sum();
-    assert!(polls >= 1 + CHILDREN as u64, "{figures:?}");
+    assert!(polls > CHILDREN as u64, "{figures:?}");
     assert!(
         steals >= 1 && stolen >= (CHILDREN - 1) as u64,
         "{figures:?}"

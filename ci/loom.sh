@@ -11,7 +11,7 @@ RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom \
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-step "loom models (dinah-core: executor; dinah-std: dispatch, trace, local executor, pools, sync, driver, reactor)"
+step "loom models (dinah-core: executor; dinah-std: dispatch, trace, local executor, pools, sync, driver, reactor, workers)"
 # A separate target dir keeps the --cfg loom build from evicting the normal one.
 export RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-2}" CARGO_TARGET_DIR=target/loom
 cargo test --release -p dinah-core --test loom_executor 2>&1 | tee "$log"
@@ -19,5 +19,5 @@ cargo test --release -p dinah-core --test loom_executor 2>&1 | tee "$log"
 step "loom models of the core executor as firmware runs it (--cfg dinah_plain_wakes)"
 RUSTFLAGS="--cfg loom --cfg dinah_plain_wakes" CARGO_TARGET_DIR=target/loom-plain \
     cargo test --release -p dinah-core --test loom_executor 2>&1 | tee -a "$log"
-cargo test --release -p dinah-std --test loom_dispatch --test loom_trace --test loom_local_executor --test loom_pools --test loom_sync --test loom_driver --test loom_reactor 2>&1 | tee -a "$log"
+cargo test --release -p dinah-std --test loom_dispatch --test loom_trace --test loom_local_executor --test loom_pools --test loom_sync --test loom_driver --test loom_reactor --test loom_workers 2>&1 | tee -a "$log"
 record_test_counts "$log" loom

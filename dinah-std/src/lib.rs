@@ -59,5 +59,7 @@ pub mod loom_support {
     //! The parallel dispatch protocol, exposed only to loom model tests.
     pub use crate::io::ModelSource;
     pub use crate::queue::dispatch::{Dispatch, Outcome, work};
+    pub use crate::runtime::idle::Idle;
     pub use crate::runtime::park::{Blocker, Park};
+    pub use crate::runtime::parker::Parker;
 }

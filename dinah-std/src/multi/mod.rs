@@ -9,10 +9,13 @@
 //! | `config.rs` | [`MultiConfig`] |
 //! | `shared.rs` | what all workers and handles share, and where a wake lands |
 //! | `worker.rs` | a worker's queues as its thread sees them, and its loop |
-//! | `idle.rs` | who is awake, searching or asleep, and whom new work wakes |
-//! | `parker.rs` | one worker's sleep, on its thread or in the driver |
+//! | `figures.rs` | what it counts of itself |
 //! | `task.rs` | a task's cell, its future's guard, and `spawn` |
 //! | `registry.rs` | the live tasks, for shutdown and its report |
+//!
+//! Who is awake, searching or asleep, and whom new work wakes, is
+//! `runtime/idle.rs`; one worker's sleep, on its thread or in the driver,
+//! `runtime/parker.rs` (model-checked with loom: `tests/loom_workers.rs`).
 //!
 //! # What it does at 16 and 64 workers
 //!
@@ -33,8 +36,6 @@
 
 mod config;
 mod figures;
-mod idle;
-mod parker;
 mod registry;
 mod shared;
 mod task;

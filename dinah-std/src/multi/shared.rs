@@ -12,7 +12,7 @@
 //!    is never in two queues.
 //! 2. Work pushed where no awake worker will look (the global queue, or a
 //!    busy worker's deque) is followed by [`Shared::wake_one`], which wakes
-//!    a sleeper unless somebody searches (see `idle.rs`).
+//!    a sleeper unless somebody searches (see `runtime/idle.rs`).
 //! 3. A task is polled only by a worker, never by the thread that wakes
 //!    it, and never after the runtime closed except to drop its future
 //!    (the task sees `cancelling` and ends `Cancelled`).
@@ -25,13 +25,13 @@ use crossbeam_deque::{Injector, Stealer};
 use dinah_core::TaskId;
 
 use super::figures::Counters;
-use super::idle::Idle;
-use super::parker::Parker;
 use super::registry::Registry;
 use super::worker::WorkerHere;
 use crate::pool::PoolSpawner;
 use crate::primitives::{Thread, lock};
 use crate::runtime::Driver;
+use crate::runtime::idle::Idle;
+use crate::runtime::parker::Parker;
 use crate::telemetry::StdClock;
 
 /// A task ready to be polled: its cell, as `async-task` hands it out.
@@ -134,7 +134,7 @@ impl Shared {
     /// none sleeps (invariant 2).
     pub(super) fn wake_one(&self) {
         if let Some(worker) = self.idle.sleeper_to_wake() {
-            self.parkers[worker].wake(&self.driver);
+            self.parkers[worker].wake(|| self.driver.unpark());
         }
     }
 
@@ -193,7 +193,7 @@ impl Shared {
         self.stopping.store(true, Ordering::Release);
         self.idle.take_all();
         for parker in &*self.parkers {
-            parker.wake(&self.driver);
+            parker.wake(|| self.driver.unpark());
         }
     }
 

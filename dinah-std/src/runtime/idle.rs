@@ -23,14 +23,14 @@
 //! 4. The last searcher to stop, whether it found work or goes to sleep,
 //!    looks at every queue once more or wakes a sleeper: work pushed while
 //!    it searched, which saw it searching and woke nobody, is not left
-//!    waiting (the fence in [`Idle::should_wake`] and the searchers'
-//!    count change order the push before that look).
+//!    waiting: the pusher's fence (after its push, before it reads the
+//!    counts) and the sleeper's (after it changes the counts, before it
+//!    looks) make sure that one of the two sees the other.
 #![forbid(unsafe_code)]
+// Public only for the loom models (`loom_support`).
+#![cfg_attr(not(loom), allow(unreachable_pub))]
 
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering, fence};
-
-use crate::primitives::lock;
+use crate::primitives::{AtomicUsize, Mutex, Ordering, fence, lock};
 
 /// The searching count's bits: the low half of the word.
 const SEARCH_BITS: u32 = usize::BITS / 2;
@@ -39,7 +39,7 @@ const ONE_AWAKE: usize = 1 << SEARCH_BITS;
 
 /// The runtime's awake and searching workers, and the sleepers (see the
 /// module docs).
-pub(super) struct Idle {
+pub struct Idle {
     /// `awake << SEARCH_BITS | searching`.
     state: AtomicUsize,
     sleepers: Mutex<Vec<usize>>,
@@ -48,7 +48,7 @@ pub(super) struct Idle {
 
 impl Idle {
     /// Every one of `workers` awake, none searching.
-    pub(super) fn new(workers: usize) -> Self {
+    pub fn new(workers: usize) -> Self {
         Self {
             state: AtomicUsize::new(workers << SEARCH_BITS),
             sleepers: Mutex::new(Vec::with_capacity(workers)),
@@ -57,13 +57,13 @@ impl Idle {
     }
 
     /// Workers awake, and of those searching.
-    pub(super) fn counts(&self) -> (usize, usize) {
+    pub fn counts(&self) -> (usize, usize) {
         let state = self.state.load(Ordering::SeqCst);
         (state >> SEARCH_BITS, state & SEARCH_MASK)
     }
 
     /// Workers awake now.
-    pub(super) fn awake(&self) -> usize {
+    pub fn awake(&self) -> usize {
         self.counts().0
     }
 
@@ -77,7 +77,7 @@ impl Idle {
 
     /// The sleeper to wake for new work, if one should be: already counted
     /// awake and searching.
-    pub(super) fn sleeper_to_wake(&self) -> Option<usize> {
+    pub fn sleeper_to_wake(&self) -> Option<usize> {
         if !self.should_wake() {
             return None;
         }
@@ -92,7 +92,7 @@ impl Idle {
 
     /// A worker asks to search; refused when half the workers already do
     /// (invariant 2).
-    pub(super) fn start_searching(&self) -> bool {
+    pub fn start_searching(&self) -> bool {
         let (_, searching) = self.counts();
         if 2 * searching >= self.workers.max(2) {
             return false;
@@ -103,7 +103,7 @@ impl Idle {
 
     /// A searching worker stops searching: whether it was the last one
     /// (invariant 4).
-    pub(super) fn stop_searching(&self) -> bool {
+    pub fn stop_searching(&self) -> bool {
         let before = self.state.fetch_sub(1, Ordering::SeqCst);
         before & SEARCH_MASK == 1
     }
@@ -111,18 +111,23 @@ impl Idle {
     /// Worker `worker` goes to sleep (and stops searching if it was):
     /// whether it was the last searcher, and whether it was the last worker
     /// awake.
-    pub(super) fn sleep(&self, worker: usize, searching: bool) -> (bool, bool) {
+    pub fn sleep(&self, worker: usize, searching: bool) -> (bool, bool) {
         let mut sleepers = lock(&self.sleepers);
         let change = ONE_AWAKE + usize::from(searching);
         let before = self.state.fetch_sub(change, Ordering::SeqCst);
         sleepers.push(worker);
+        drop(sleepers);
+        // Pairs with the fence in `should_wake` (invariant 4): either the
+        // pusher sees this worker asleep, or the look at the queues the
+        // caller makes next sees the push.
+        fence(Ordering::SeqCst);
         let last_searcher = searching && before & SEARCH_MASK == 1;
         let last_awake = before >> SEARCH_BITS == 1;
         (last_searcher, last_awake)
     }
 
     /// Whether worker `worker` is on the sleepers list (nobody woke it).
-    pub(super) fn is_asleep(&self, worker: usize) -> bool {
+    pub fn is_asleep(&self, worker: usize) -> bool {
         lock(&self.sleepers).contains(&worker)
     }
 
@@ -130,7 +135,7 @@ impl Idle {
     /// takes itself off the list: `true` when it was on it (it is now
     /// awake, not searching); `false` when a wake took it off first (it is
     /// awake and searching already).
-    pub(super) fn wake_self(&self, worker: usize) -> bool {
+    pub fn wake_self(&self, worker: usize) -> bool {
         let mut sleepers = lock(&self.sleepers);
         match sleepers.iter().position(|&sleeper| sleeper == worker) {
             Some(at) => {
@@ -143,7 +148,7 @@ impl Idle {
     }
 
     /// Every sleeper, for a shutdown to wake; each is counted awake.
-    pub(super) fn take_all(&self) -> Vec<usize> {
+    pub fn take_all(&self) -> Vec<usize> {
         let mut sleepers = lock(&self.sleepers);
         self.state
             .fetch_add(ONE_AWAKE * sleepers.len(), Ordering::SeqCst);
@@ -151,7 +156,7 @@ impl Idle {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 

@@ -20,12 +20,10 @@
 //!    and then looks for work: whoever woke it made its work visible
 //!    before its swap, which this swap reads.
 #![forbid(unsafe_code)]
+// Public only for the loom models (`loom_support`).
+#![cfg_attr(not(loom), allow(unreachable_pub))]
 
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-use crate::primitives::Thread;
-use crate::runtime::Driver;
+use crate::primitives::{AtomicUsize, Mutex, Ordering, Thread, lock};
 
 const EMPTY: usize = 0;
 const ON_THREAD: usize = 1;
@@ -33,29 +31,31 @@ const IN_DRIVER: usize = 2;
 const NOTIFIED: usize = 3;
 
 /// One worker's sleep (see the module docs).
-pub(super) struct Parker {
+pub struct Parker {
     state: AtomicUsize,
     /// The worker's thread, set when it starts.
-    thread: OnceLock<Thread>,
+    thread: Mutex<Option<Thread>>,
 }
 
 impl Parker {
-    pub(super) fn new() -> Self {
+    /// A worker's sleep, awake.
+    #[must_use]
+    pub fn new() -> Self {
         Self {
             state: AtomicUsize::new(EMPTY),
-            thread: OnceLock::new(),
+            thread: Mutex::new(None),
         }
     }
 
     /// Called by the worker's thread as it starts.
-    pub(super) fn bind(&self) {
-        let _ = self.thread.set(crate::primitives::current());
+    pub fn bind(&self) {
+        *lock(&self.thread) = Some(crate::primitives::current());
     }
 
     /// Sleeps until [`wake`](Self::wake), in the driver when `driver` is
     /// given (this worker holds it) with `wait` the driver's sleep, or on
     /// the thread. May return early.
-    pub(super) fn sleep(&self, driver: Option<&dyn Fn()>) {
+    pub fn sleep(&self, driver: Option<&dyn Fn()>) {
         let asleep = if driver.is_some() {
             IN_DRIVER
         } else {
@@ -78,16 +78,23 @@ impl Parker {
         self.state.swap(EMPTY, Ordering::SeqCst);
     }
 
-    /// Wakes the worker's current or next sleep.
-    pub(super) fn wake(&self, driver: &Driver) {
+    /// Wakes the worker's current or next sleep; `wake_driver` cuts the
+    /// driver's wait short when the worker sleeps there.
+    pub fn wake(&self, wake_driver: impl FnOnce()) {
         match self.state.swap(NOTIFIED, Ordering::SeqCst) {
             ON_THREAD => {
-                if let Some(thread) = self.thread.get() {
+                if let Some(thread) = lock(&self.thread).as_ref() {
                     thread.unpark();
                 }
             }
-            IN_DRIVER => driver.unpark(),
+            IN_DRIVER => wake_driver(),
             _ => {}
         }
+    }
+}
+
+impl Default for Parker {
+    fn default() -> Self {
+        Self::new()
     }
 }

@@ -287,3 +287,79 @@ fn multi_executor_counts_polls_and_the_steals_that_freed_a_blocked_worker_s_queu
     assert!(figures.workers.iter().any(|w| w.busy > Duration::ZERO));
     assert_eq!(figures.live_tasks, 0);
 }
+
+#[test]
+fn multi_executor_diagnose_names_a_blocked_worker_and_the_capacity_left_and_is_silent_when_healthy()
+{
+    use dinah::telemetry::{Thresholds, Verdict, WorkersLeft};
+    let executor = MultiExecutor::with_config(MultiConfig {
+        workers: Some(2),
+        measure: true,
+        ..MultiConfig::default()
+    })
+    .unwrap();
+    let handle = executor.handle();
+    let thresholds = Thresholds {
+        blocked: Duration::from_secs(60),
+        ..Thresholds::default()
+    };
+    // Loaded, every poll short: nothing to say.
+    let busy: Vec<_> = (0..200)
+        .map(|_| {
+            handle
+                .try_spawn(async {
+                    for _ in 0..10 {
+                        yield_now().await;
+                    }
+                })
+                .unwrap_or_else(|_| unreachable!())
+        })
+        .collect();
+    assert_eq!(executor.diagnose(&thresholds), []);
+    executor.block_on(async {
+        for task in busy {
+            task.await.unwrap();
+        }
+    });
+    // One poll that does not return: its worker is named, with the task.
+    let (started, release) = (Arc::new(Barrier::new(2)), Arc::new(AtomicBool::new(false)));
+    let uplink = {
+        let (started, release) = (Arc::clone(&started), Arc::clone(&release));
+        handle
+            .try_spawn_named("uplink", async move {
+                started.wait();
+                while !release.load(Ordering::Acquire) {
+                    std::thread::yield_now();
+                }
+            })
+            .unwrap_or_else(|_| unreachable!())
+    };
+    started.wait();
+    let verdicts = executor.diagnose(&Thresholds {
+        blocked: Duration::ZERO,
+        ..Thresholds::default()
+    });
+    let [
+        Verdict::WorkerBlocked {
+            task,
+            name,
+            worker,
+            left,
+            ..
+        },
+    ] = &verdicts[..]
+    else {
+        panic!("one blocked worker: {verdicts:?}");
+    };
+    assert_eq!((*task, *name), (uplink.id(), Some("uplink")));
+    assert!(worker.is_some());
+    assert_eq!(*left, Some(WorkersLeft { left: 1, of: 2 }));
+    let said = verdicts[0].to_string();
+    assert!(
+        said.contains("uplink") && said.contains("1 of 2 workers left"),
+        "{said}"
+    );
+    release.store(true, Ordering::Release);
+    executor.block_on(uplink).unwrap();
+    assert_eq!(executor.diagnose(&thresholds), []);
+}

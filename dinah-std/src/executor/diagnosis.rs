@@ -95,6 +95,7 @@ impl ExecProbe {
                         worker: None,
                         running_for,
                         ready_behind: ready.len(),
+                        left: None,
                     },
                 ),
             );

@@ -28,14 +28,18 @@ pub(super) struct Counters {
     sleeps: AtomicU64,
     /// The task in its poll now (its id), or 0.
     polling: AtomicU64,
+    /// When that poll began, on the executor's clock.
+    started: AtomicU64,
 }
 
 impl Counters {
     /// A poll of `task` begins; returns the clock's reading.
     #[inline]
     pub(super) fn poll_begins(&self, clock: &StdClock, task: TaskId) -> u64 {
-        self.polling.store(task.get(), Ordering::Relaxed);
-        clock.now()
+        let now = clock.now();
+        self.started.store(now, Ordering::Relaxed);
+        self.polling.store(task.get(), Ordering::Release);
+        now
     }
 
     /// The poll that began at `started` ended.
@@ -51,6 +55,19 @@ impl Counters {
     pub(super) fn stole(&self, tasks: usize) {
         add(&self.steals, 1);
         add(&self.stolen, tasks as u64);
+    }
+
+    /// The task this worker polls now and how long it has, if it has for
+    /// longer than `limit`.
+    pub(super) fn blocked(&self, clock: &StdClock, limit: Duration) -> Option<(TaskId, Duration)> {
+        let task = self.polling.load(Ordering::Acquire);
+        let started = self.started.load(Ordering::Relaxed);
+        let running_for = Duration::from_nanos(clock.now().saturating_sub(started));
+        let task = TaskId::new(task).ok().filter(|_| task != 0)?;
+        // A poll that ended and a new one that began between the two loads
+        // is at most as old as it looks: never blamed longer than it ran.
+        (running_for > limit && self.polling.load(Ordering::Acquire) == task.get())
+            .then_some((task, running_for))
     }
 
     /// The worker went to sleep.

@@ -433,6 +433,91 @@ impl MultiExecutor {
         )
     }
 
+    /// What is not progressing, from its figures: each worker whose poll
+    /// has run longer than `thresholds.blocked`, with its task, its name,
+    /// how long, the tasks in its own queue behind it (the other workers
+    /// may steal them), and how many workers are left; a verdict of
+    /// [`Cause::HostStarved`](crate::telemetry::Cause::HostStarved) does
+    /// not come from here. Nothing while every poll is short, however
+    /// loaded the workers are. Needs [`MultiConfig::measure`]: an
+    /// executor that does not measure itself has no poll stamps, and
+    /// returns nothing.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use dinah::executor::{MultiConfig, MultiExecutor};
+    /// use dinah::telemetry::{Thresholds, Verdict, WorkersLeft};
+    ///
+    /// let executor = MultiExecutor::with_config(MultiConfig {
+    ///     workers: Some(2),
+    ///     measure: true,
+    ///     ..MultiConfig::default()
+    /// })
+    /// .unwrap();
+    /// let (started, release) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+    /// let (s, r) = (Arc::clone(&started), Arc::clone(&release));
+    /// let uplink = executor
+    ///     .try_spawn_named("uplink", async move {
+    ///         s.store(true, Ordering::Release);
+    ///         // A synchronous wait inside a poll: it holds its worker.
+    ///         while !r.load(Ordering::Acquire) {
+    ///             std::thread::yield_now();
+    ///         }
+    ///     })
+    ///     .unwrap();
+    /// while !started.load(Ordering::Acquire) {
+    ///     std::thread::yield_now();
+    /// }
+    /// let thresholds = Thresholds { blocked: Duration::ZERO, ..Thresholds::default() };
+    /// let verdicts = executor.diagnose(&thresholds);
+    /// assert!(matches!(
+    ///     &verdicts[..],
+    ///     [Verdict::WorkerBlocked { name: Some("uplink"), left: Some(WorkersLeft { left: 1, of: 2 }), .. }]
+    /// ));
+    /// release.store(true, Ordering::Release);
+    /// executor.block_on(uplink).unwrap();
+    /// ```
+    #[must_use]
+    pub fn diagnose(
+        &self,
+        thresholds: &crate::telemetry::Thresholds,
+    ) -> Vec<crate::telemetry::Verdict> {
+        let shared = &self.shared;
+        let Some(clock) = &shared.clock else {
+            return Vec::new();
+        };
+        let blocked: Vec<_> = shared
+            .counters
+            .iter()
+            .enumerate()
+            .filter_map(|(worker, counters)| {
+                counters
+                    .blocked(clock, thresholds.blocked)
+                    .map(|(task, running_for)| (worker, task, running_for))
+            })
+            .collect();
+        let workers = shared.workers();
+        let left = crate::telemetry::WorkersLeft {
+            left: workers - blocked.len(),
+            of: workers,
+        };
+        blocked
+            .into_iter()
+            .map(
+                |(worker, task, running_for)| crate::telemetry::Verdict::WorkerBlocked {
+                    task,
+                    name: shared.registry.name_of(task),
+                    worker: dinah_core::WorkerId::new(worker as u64 + 1).ok(),
+                    running_for,
+                    ready_behind: shared.stealers[worker].len(),
+                    left: Some(left),
+                },
+            )
+            .collect()
+    }
+
     /// The number of worker threads.
     #[must_use]
     pub fn workers(&self) -> usize {

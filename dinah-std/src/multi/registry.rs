@@ -169,6 +169,15 @@ impl Registry {
         }
     }
 
+    /// The name of live task `id`, if it has one.
+    pub(super) fn name_of(&self, id: TaskId) -> Option<&'static str> {
+        let shard = lock(&self.shards[self.shard_of(id)]);
+        shard.places.iter().find_map(|place| match place {
+            Place::Live(entry) if entry.id == id => entry.name,
+            _ => None,
+        })
+    }
+
     /// A waker for every live task.
     pub(super) fn wakers(&self) -> Vec<Waker> {
         let mut wakers = Vec::new();

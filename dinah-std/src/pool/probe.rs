@@ -145,6 +145,7 @@ impl PoolProbe {
                     worker: Some(worker),
                     running_for,
                     ready_behind: 0,
+                    left: None,
                 }));
             }
         }

@@ -70,6 +70,16 @@ pub enum Cause {
     HostStarved,
 }
 
+/// A multi-thread executor's capacity while some of its workers are
+/// blocked: `left` of its `of` workers are not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct WorkersLeft {
+    /// Workers not blocked.
+    pub left: usize,
+    /// All its workers.
+    pub of: usize,
+}
+
 /// One thing that is not progressing, why, and the figures that show it.
 ///
 /// Durations are measured with the runtime's configured clock.
@@ -117,8 +127,13 @@ pub enum Verdict {
         worker: Option<WorkerId>,
         /// How long it has been running.
         running_for: Duration,
-        /// Tasks ready and waiting behind it (executors only).
+        /// Tasks ready and waiting behind it (executors only; on a
+        /// multi-thread executor, those in its worker's own queue, which
+        /// the other workers may steal).
         ready_behind: usize,
+        /// On a multi-thread executor: how many of its workers are not
+        /// blocked, of how many. `None` elsewhere.
+        left: Option<WorkersLeft>,
     },
     /// Work waits on a blocking pool: its oldest queued job has waited
     /// longer than [`Thresholds::blocking_wait`], or it refused a job for
@@ -296,6 +311,7 @@ impl fmt::Display for Verdict {
                 worker,
                 running_for,
                 ready_behind,
+                left,
             } => {
                 write!(
                     f,
@@ -304,6 +320,9 @@ impl fmt::Display for Verdict {
                 )?;
                 if let Some(worker) = worker {
                     write!(f, " on worker {}", worker.get())?;
+                }
+                if let Some(WorkersLeft { left, of }) = left {
+                    write!(f, "; {left} of {of} workers left")?;
                 }
                 write!(f, "; {ready_behind} tasks ready behind it")
             }

@@ -35,7 +35,7 @@ mod tracing_sink;
 
 pub use clock::{ManualClock, StdClock};
 pub use config::TelemetryConfig;
-pub use diagnose::{Cause, CpuShare, Thresholds, Verdict};
+pub use diagnose::{Cause, CpuShare, Thresholds, Verdict, WorkersLeft};
 pub use figures::PoolFigures;
 pub use recorder::{ChromeTraceError, Recorder, SourceSink};
 pub use trace_buffer::TraceBuffer;

@@ -363,3 +363,61 @@ fn multi_executor_diagnose_names_a_blocked_worker_and_the_capacity_left_and_is_s
     executor.block_on(uplink).unwrap();
     assert_eq!(executor.diagnose(&thresholds), []);
 }
+
+/// A task whose socket always has data never returns `Pending` on its own:
+/// the executor's budget makes its reads yield now and then, so the other
+/// task on the same single worker runs before the data runs out.
+#[cfg(not(miri))]
+#[test]
+fn multi_executor_budget_makes_a_task_whose_socket_is_always_ready_yield() {
+    use std::io::Write;
+    const DATA: usize = 1 << 20;
+    let executor = with_workers(1);
+    let handle = executor.handle();
+    let listener = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+    let address = listener.local_addr().unwrap();
+    let writer = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        // The reader stops early and drops its end: a write error then.
+        let _ = stream.write_all(&vec![7u8; DATA]);
+    });
+    let stop = Arc::new(AtomicBool::new(false));
+    let progress = Arc::new(AtomicUsize::new(0));
+    let reader = {
+        let (stop, progress) = (Arc::clone(&stop), Arc::clone(&progress));
+        handle
+            .try_spawn(async move {
+                let stream = dinah::net::TcpStream::connect(address).await?;
+                let mut byte = [0u8; 1];
+                let mut reads = 0usize;
+                while !stop.load(Ordering::Acquire) {
+                    if stream.read(&mut byte).await? == 0 {
+                        break;
+                    }
+                    reads += 1;
+                    progress.store(reads, Ordering::Release);
+                }
+                Ok::<_, std::io::Error>(reads)
+            })
+            .unwrap_or_else(|_| unreachable!())
+    };
+    // Runs only when the reader yields; stops it once it has read a while.
+    let stopper = {
+        let (stop, progress) = (Arc::clone(&stop), Arc::clone(&progress));
+        handle
+            .try_spawn(async move {
+                while progress.load(Ordering::Acquire) < 4096 {
+                    yield_now().await;
+                }
+                stop.store(true, Ordering::Release);
+            })
+            .unwrap_or_else(|_| unreachable!())
+    };
+    executor.block_on(stopper).unwrap();
+    let reads = executor.block_on(reader).unwrap().unwrap();
+    assert!(
+        reads < DATA,
+        "the reader stopped before the data ran out: {reads}"
+    );
+    writer.join().unwrap();
+}

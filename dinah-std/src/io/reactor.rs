@@ -335,6 +335,12 @@ impl Registration {
         key: &mut WaitKey,
         mut op: impl FnMut() -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
+        // A task whose socket is always ready still yields once its poll
+        // has spent its executor's budget.
+        if !crate::runtime::context::spend_budget() {
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
         loop {
             let Poll::Ready(seen) = self.io.poll_ready(interest, key, cx) else {
                 return Poll::Pending;

@@ -292,10 +292,16 @@ impl WorkerHere {
     }
 }
 
-/// Polls a task; one its handle cancelled is told so, and its poll drops
-/// it instead.
+/// Socket operations one poll may complete before it must yield: a task
+/// whose sockets are always ready cannot hold its worker (as tokio's
+/// budget of 128 does).
+pub(super) const COOP_BUDGET: u32 = 128;
+
+/// Polls a task, with a fresh cooperative budget; one its handle cancelled
+/// is told so, and its poll drops it instead.
 #[inline]
 pub(super) fn run(runnable: Runnable) {
+    context::set_budget(COOP_BUDGET);
     if runnable.metadata().is_cancelled() {
         context::set_polled_cancelled(true);
         runnable.run();

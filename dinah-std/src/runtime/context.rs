@@ -85,6 +85,10 @@ struct Plain {
     /// multi-thread executor's task): its poll drops it instead.
     #[cfg_attr(loom, allow(dead_code))]
     polled_cancelled: Cell<bool>,
+    /// Socket operations the poll running now may still complete before
+    /// it must yield (a multi-thread executor's cooperative budget);
+    /// `u32::MAX` where no executor set one.
+    budget: Cell<u32>,
 }
 
 #[cfg(not(loom))]
@@ -104,6 +108,7 @@ std::thread_local! {
             io_wait: Cell::new(None),
             line_wait: Cell::new(None),
             polled_cancelled: Cell::new(false),
+            budget: Cell::new(u32::MAX),
         }
     };
 }
@@ -123,6 +128,7 @@ loom::thread_local! {
         io_wait: Cell::new(None),
         line_wait: Cell::new(None),
         polled_cancelled: Cell::new(false),
+        budget: Cell::new(u32::MAX),
     };
 }
 
@@ -315,6 +321,32 @@ pub(crate) fn polled_is_cancelled() -> bool {
     PLAIN
         .try_with(|plain| plain.polled_cancelled.get())
         .unwrap_or(false)
+}
+
+/// Gives the poll about to run on this thread `budget` socket operations
+/// before it must yield (`u32::MAX`: no limit).
+#[cfg(not(loom))]
+pub(crate) fn set_budget(budget: u32) {
+    let _ = PLAIN.try_with(|plain| plain.budget.set(budget));
+}
+
+/// Spends one operation of the running poll's budget: `false` when none
+/// is left, and the operation should yield instead (wake its task and
+/// return `Pending`).
+#[inline]
+pub(crate) fn spend_budget() -> bool {
+    PLAIN
+        .try_with(|plain| {
+            let left = plain.budget.get();
+            if left == 0 {
+                return false;
+            }
+            if left != u32::MAX {
+                plain.budget.set(left - 1);
+            }
+            true
+        })
+        .unwrap_or(true)
 }
 
 // ---- the current driver ----

@@ -9,6 +9,9 @@
 //!
 //! - `tcp_echo_1`: one connection, 4,000 round trips;
 //! - `tcp_echo_100`: 100 connections at once, 100 round trips each;
+//! - `tcp_echo_100_multi`: the same 100 connections on dinah's
+//!   `MultiExecutor` and tokio's multi-thread runtime, 2 workers each (1
+//!   with `--workers 1`);
 //! - `hyper_requests`: hyper 1.x serving 2,000 small requests from hyper's
 //!   client over one kept-alive connection, on dinah (its sockets through
 //!   `examples/support/hyper_rt.rs`) and on tokio (the same kind of
@@ -164,6 +167,166 @@ fn tokio_echo(load: Load) -> Duration {
         }
         start.elapsed() / (load.connections * load.trips) as u32
     })
+}
+
+fn dinah_multi_echo(load: Load, workers: usize) -> Duration {
+    use dinah::executor::{MultiConfig, MultiExecutor};
+    use dinah::net::{TcpListener, TcpStream};
+    let executor = MultiExecutor::with_config(MultiConfig {
+        workers: Some(workers),
+        ..MultiConfig::default()
+    })
+    .unwrap();
+    let handle = executor.handle();
+    let listener = executor
+        .block_on(async { TcpListener::bind(loopback()) })
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = handle.clone();
+    drop(
+        handle
+            .try_spawn(async move {
+                loop {
+                    let (stream, _) = listener.accept().await?;
+                    stream.set_nodelay(true)?;
+                    drop(
+                        server
+                            .try_spawn(async move {
+                                let mut buf = [0u8; MESSAGE];
+                                loop {
+                                    let n = stream.read(&mut buf).await?;
+                                    if n == 0 {
+                                        return Ok::<(), std::io::Error>(());
+                                    }
+                                    stream.write_all(&buf[..n]).await?;
+                                }
+                            })
+                            .unwrap_or_else(|_| unreachable!()),
+                    );
+                }
+                #[allow(unreachable_code)]
+                Ok::<(), std::io::Error>(())
+            })
+            .unwrap_or_else(|_| unreachable!()),
+    );
+    let clients: Vec<TcpStream> = executor.block_on(async {
+        let mut clients = Vec::new();
+        for _ in 0..load.connections {
+            let client = TcpStream::connect(addr).await.unwrap();
+            client.set_nodelay(true).unwrap();
+            clients.push(client);
+        }
+        clients
+    });
+    let start = Instant::now();
+    let handles: Vec<_> = clients
+        .into_iter()
+        .map(|client| {
+            handle
+                .try_spawn(async move {
+                    let message = [7u8; MESSAGE];
+                    let mut back = [0u8; MESSAGE];
+                    for _ in 0..load.trips {
+                        client.write_all(&message).await?;
+                        let mut got = 0;
+                        while got < MESSAGE {
+                            got += client.read(&mut back[got..]).await?;
+                        }
+                    }
+                    Ok::<(), std::io::Error>(())
+                })
+                .unwrap_or_else(|_| unreachable!())
+        })
+        .collect();
+    executor.block_on(async {
+        for handle in handles {
+            handle.await.unwrap().unwrap();
+        }
+    });
+    let elapsed = start.elapsed();
+    elapsed / (load.connections * load.trips) as u32
+}
+
+fn tokio_multi_echo(load: Load, workers: usize) -> Duration {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_io()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let listener = TcpListener::bind(loopback()).await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            loop {
+                let (mut stream, _) = listener.accept().await?;
+                stream.set_nodelay(true)?;
+                tokio::spawn(async move {
+                    let mut buf = [0u8; MESSAGE];
+                    loop {
+                        let n = stream.read(&mut buf).await?;
+                        if n == 0 {
+                            return Ok::<(), std::io::Error>(());
+                        }
+                        stream.write_all(&buf[..n]).await?;
+                    }
+                });
+            }
+            #[allow(unreachable_code)]
+            Ok::<(), std::io::Error>(())
+        });
+        let mut clients = Vec::new();
+        for _ in 0..load.connections {
+            let client = TcpStream::connect(addr).await.unwrap();
+            client.set_nodelay(true).unwrap();
+            clients.push(client);
+        }
+        let start = Instant::now();
+        let handles: Vec<_> = clients
+            .into_iter()
+            .map(|mut client| {
+                tokio::spawn(async move {
+                    let message = [7u8; MESSAGE];
+                    let mut back = [0u8; MESSAGE];
+                    for _ in 0..load.trips {
+                        client.write_all(&message).await?;
+                        client.read_exact(&mut back).await?;
+                    }
+                    Ok::<(), std::io::Error>(())
+                })
+            })
+            .collect();
+        for handle in handles {
+            handle.await.unwrap().unwrap();
+        }
+        start.elapsed() / (load.connections * load.trips) as u32
+    })
+}
+
+fn multi_case(options: &Options, load: Load) {
+    let name = "tcp_echo_100_multi";
+    if !options.wants(name) {
+        return;
+    }
+    let workers = options.workers.unwrap_or(2);
+    let mut contenders = vec![
+        Contender::new(format!("dinah MultiExecutor ({workers})"), false, || {
+            dinah_multi_echo(load, workers)
+        }),
+        Contender::new(format!("tokio multi_thread ({workers})"), true, || {
+            tokio_multi_echo(load, workers)
+        }),
+    ];
+    let results = run_case(name, 1, options.samples, &mut contenders);
+    let ratio = results[1].1.as_secs_f64() / results[0].1.as_secs_f64();
+    target(
+        &format!(
+            "{name} on {workers} worker(s): dinah round trips per second / tokio multi_thread's (at least 1.0)"
+        ),
+        ratio,
+        ratio >= 1.0,
+    );
 }
 
 /// hyper's I/O traits over a tokio stream, as `hyper_rt::HyperIo` does
@@ -362,6 +525,13 @@ fn main() {
     case(
         &options,
         "tcp_echo_100",
+        Load {
+            connections: 100,
+            trips: 100,
+        },
+    );
+    multi_case(
+        &options,
         Load {
             connections: 100,
             trips: 100,

@@ -34,7 +34,7 @@ MIRIFLAGS="-Zmiri-disable-isolation" cargo +nightly miri test --workspace -- --s
 
 step "cargo +nightly miri test (the multi-thread executor's tests, under Tree Borrows)"
 export MIRIFLAGS="-Zmiri-disable-isolation -Zmiri-tree-borrows -Zmiri-ignore-leaks"
-cargo +nightly miri test -p dinah --test runtime_contract --test multi_executor --test multi_executor_stress -- multi_executor 2>&1 | tee -a "$log"
+cargo +nightly miri test -p dinah --test runtime_contract --test multi_executor --test multi_executor_stress --test http -- multi_executor 2>&1 | tee -a "$log"
 cargo +nightly miri test -p dinah-std --doc -- src/multi/ 2>&1 | tee -a "$log"
 cargo +nightly miri test -p dinah --doc -- ReadmeDoctests 2>&1 | tee -a "$log"
 record_test_counts "$log" miri

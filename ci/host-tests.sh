@@ -27,6 +27,8 @@ python3 -c 'import json, sys; events = json.load(open(sys.argv[1]))["traceEvents
 rm -f "$relay_trace"
 step "cargo run --example http_server (hyper over dinah's sockets and timers; it sends itself three requests)"
 cargo run --example http_server
+step "cargo run --example http_server -- --workers 2 (the same, on the multi-thread executor)"
+cargo run --example http_server -- --workers 2
 step "cargo run --example pipeline (channels, a semaphore, a task group, waiting submits; it checks its own result)"
 cargo run --example pipeline
 step "cargo run --example relay_stall (every fault in real time; the timeline must be valid JSON)"

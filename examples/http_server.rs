@@ -6,6 +6,9 @@
 //! the replies and the reactor's figures, and exits.
 //! `cargo run --example http_server -- --serve 127.0.0.1:8080` serves until
 //! stopped (try `curl http://127.0.0.1:8080/hello`).
+//! `--workers N` (before either) runs it all on a `MultiExecutor` of `N`
+//! workers instead of the current-thread `LocalExecutor`: the same code,
+//! its connections polled by whichever worker takes them.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -15,9 +18,13 @@ use http_body_util::{BodyExt, Empty, Full};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response};
 
-use dinah::LocalExecutor;
-use dinah::executor::LocalSpawner;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use dinah::executor::{MultiConfig, MultiExecutor};
 use dinah::net::{TcpListener, TcpStream};
+use dinah::{JoinHandle, LocalExecutor};
 
 #[path = "support/hyper_rt.rs"]
 mod hyper_rt;
@@ -29,8 +36,50 @@ async fn hello(request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infa
     Ok(Response::new(Full::new(Bytes::from(body))))
 }
 
+/// A task to run, on either executor.
+type Task = Pin<Box<dyn Future<Output = ()> + Send>>;
+/// Spawns a task on the executor the example runs on.
+type Spawn = Arc<dyn Fn(Task) -> Result<JoinHandle<()>, &'static str> + Send + Sync>;
+
+/// The executor the example runs on: one thread's, or several workers'.
+enum Runtime {
+    Local(LocalExecutor<'static>),
+    Multi(MultiExecutor),
+}
+
+impl Runtime {
+    fn spawner(&self) -> Spawn {
+        match self {
+            // The `Send` door of a local executor (its `Spawner`) serves
+            // here, so that one function serves both.
+            Self::Local(executor) => {
+                let spawner = executor.spawner();
+                Arc::new(move |task| spawner.try_spawn(task).map_err(|_| "the executor is full"))
+            }
+            Self::Multi(executor) => {
+                let handle = executor.handle();
+                Arc::new(move |task| handle.try_spawn(task).map_err(|_| "the executor shut down"))
+            }
+        }
+    }
+
+    fn block_on<F: Future>(&self, future: F) -> F::Output {
+        match self {
+            Self::Local(executor) => executor.block_on(future),
+            Self::Multi(executor) => executor.block_on(future),
+        }
+    }
+
+    fn io_figures(&self) -> dinah::io::IoFigures {
+        match self {
+            Self::Local(executor) => executor.io_figures(),
+            Self::Multi(executor) => executor.io_figures(),
+        }
+    }
+}
+
 /// Accepts connections forever, one task each.
-async fn serve(listener: TcpListener, spawner: LocalSpawner<'_>) -> std::io::Result<()> {
+async fn serve(listener: TcpListener, spawn: Spawn) -> std::io::Result<()> {
     let timer = HyperTimer::new(dinah::time::current());
     loop {
         let (stream, _) = listener.accept().await?;
@@ -39,12 +88,11 @@ async fn serve(listener: TcpListener, spawner: LocalSpawner<'_>) -> std::io::Res
             .header_read_timeout(Duration::from_secs(5))
             .serve_connection(HyperIo(stream), hyper::service::service_fn(hello));
         drop(
-            spawner
-                .try_spawn(async move {
-                    // A client that goes away is its own business.
-                    let _ = connection.await;
-                })
-                .map_err(|_| std::io::Error::other("the executor is full"))?,
+            spawn(Box::pin(async move {
+                // A client that goes away is its own business.
+                let _ = connection.await;
+            }))
+            .map_err(std::io::Error::other)?,
         );
     }
 }
@@ -53,15 +101,13 @@ async fn serve(listener: TcpListener, spawner: LocalSpawner<'_>) -> std::io::Res
 async fn get(
     addr: SocketAddr,
     path: &str,
-    spawner: &LocalSpawner<'_>,
+    spawn: &Spawn,
 ) -> Result<String, Box<dyn std::error::Error>> {
     let stream = TcpStream::connect(addr).await?;
     let (mut sender, connection) = hyper::client::conn::http1::handshake(HyperIo(stream)).await?;
-    let driver = spawner
-        .try_spawn(async move {
-            let _ = connection.await;
-        })
-        .map_err(|_| "the executor is full")?;
+    let driver = spawn(Box::pin(async move {
+        let _ = connection.await;
+    }))?;
     let request = Request::get(path)
         .header("host", addr.to_string())
         .body(Empty::<Bytes>::new())?;
@@ -77,30 +123,53 @@ async fn get(
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let workers: Option<usize> = match args.first().map(String::as_str) {
+        Some("--workers") if args.len() >= 2 => {
+            let workers = args[1].parse()?;
+            args.drain(..2);
+            Some(workers)
+        }
+        _ => None,
+    };
     let serve_at: Option<SocketAddr> = match args.as_slice() {
         [flag, addr] if flag == "--serve" => Some(addr.parse()?),
         [] => None,
-        _ => return Err("usage: http_server [--serve ADDR]".into()),
+        _ => return Err("usage: http_server [--workers N] [--serve ADDR]".into()),
     };
-    let executor = LocalExecutor::new();
-    let listener = TcpListener::bind(serve_at.unwrap_or_else(|| "127.0.0.1:0".parse().unwrap()))?;
+    let runtime = match workers {
+        None => Runtime::Local(LocalExecutor::new()),
+        Some(workers) => Runtime::Multi(MultiExecutor::with_config(MultiConfig {
+            workers: Some(workers),
+            ..MultiConfig::default()
+        })?),
+    };
+    let spawn = runtime.spawner();
+    let bind = serve_at.unwrap_or_else(|| "127.0.0.1:0".parse().unwrap());
+    // Bound inside the runtime, so that its reactor registers the socket.
+    let listener = runtime.block_on(async { TcpListener::bind(bind) })?;
     let addr = listener.local_addr()?;
-    let spawner = executor.local_spawner();
-    let server = executor
-        .try_spawn(serve(listener, executor.local_spawner()))
-        .map_err(|_| "the executor is full")?;
-    println!("serving HTTP/1 on http://{addr}");
+    let inner = Arc::clone(&spawn);
+    let server = spawn(Box::pin(async move {
+        if let Err(error) = serve(listener, inner).await {
+            eprintln!("the server stopped: {error}");
+        }
+    }))?;
+    println!(
+        "serving HTTP/1 on http://{addr} ({})",
+        workers.map_or("one thread".to_owned(), |n| format!("{n} workers"))
+    );
     if serve_at.is_some() {
-        return Ok(executor.block_on(server)??);
+        runtime.block_on(server)?;
+        return Ok(());
     }
-    executor.block_on(async {
+    runtime.block_on(async {
         for path in ["/hello", "/dinah", "/hyper"] {
-            println!("GET {path} -> {}", get(addr, path, &spawner).await?);
+            println!("GET {path} -> {}", get(addr, path, &spawn).await?);
         }
         Ok::<(), Box<dyn std::error::Error>>(())
     })?;
-    let figures = executor.io_figures();
+    let figures = runtime.io_figures();
     println!(
         "reactor: {} sockets registered, {} open now, {} readiness events, {} stale",
         figures.registered, figures.live, figures.events, figures.stale_events

@@ -43,64 +43,72 @@ fn loopback() -> SocketAddr {
     "127.0.0.1:0".parse().unwrap()
 }
 
+/// The echo server on dinah: one task per connection, spawned by `spawn`.
+async fn dinah_echo_server(
+    listener: dinah::net::TcpListener,
+    spawn: impl Fn(std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>),
+) -> std::io::Result<()> {
+    loop {
+        let (stream, _) = listener.accept().await?;
+        stream.set_nodelay(true)?;
+        spawn(Box::pin(async move {
+            let mut buf = [0u8; MESSAGE];
+            loop {
+                match stream.read(&mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => {
+                        if stream.write_all(&buf[..n]).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        }));
+    }
+}
+
+/// One echo client on dinah: `trips` round trips of 64 bytes.
+async fn dinah_echo_client(client: dinah::net::TcpStream, trips: usize) -> std::io::Result<()> {
+    let message = [7u8; MESSAGE];
+    let mut back = [0u8; MESSAGE];
+    for _ in 0..trips {
+        client.write_all(&message).await?;
+        let mut got = 0;
+        while got < MESSAGE {
+            got += client.read(&mut back[got..]).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Connects `load.connections` clients on dinah.
+async fn dinah_connect(addr: SocketAddr, load: Load) -> Vec<dinah::net::TcpStream> {
+    let mut clients = Vec::new();
+    for _ in 0..load.connections {
+        let client = dinah::net::TcpStream::connect(addr).await.unwrap();
+        client.set_nodelay(true).unwrap();
+        clients.push(client);
+    }
+    clients
+}
+
 fn dinah_echo(load: Load) -> Duration {
-    use dinah::net::{TcpListener, TcpStream};
+    use dinah::net::TcpListener;
     let executor = dinah::LocalExecutor::new();
     let listener = TcpListener::bind(loopback()).unwrap();
     let addr = listener.local_addr().unwrap();
     let spawner = executor.local_spawner();
-    drop(
-        executor
-            .try_spawn(async move {
-                loop {
-                    let (stream, _) = listener.accept().await?;
-                    stream.set_nodelay(true)?;
-                    drop(
-                        spawner
-                            .try_spawn(async move {
-                                let mut buf = [0u8; MESSAGE];
-                                loop {
-                                    let n = stream.read(&mut buf).await?;
-                                    if n == 0 {
-                                        return Ok::<(), std::io::Error>(());
-                                    }
-                                    stream.write_all(&buf[..n]).await?;
-                                }
-                            })
-                            .unwrap_or_else(|_| unreachable!()),
-                    );
-                }
-                #[allow(unreachable_code)]
-                Ok::<(), std::io::Error>(())
-            })
-            .unwrap_or_else(|_| unreachable!()),
-    );
-    let clients: Vec<TcpStream> = executor.block_on(async {
-        let mut clients = Vec::new();
-        for _ in 0..load.connections {
-            let client = TcpStream::connect(addr).await.unwrap();
-            client.set_nodelay(true).unwrap();
-            clients.push(client);
-        }
-        clients
+    let server = dinah_echo_server(listener, move |task| {
+        drop(spawner.try_spawn(task).unwrap_or_else(|_| unreachable!()));
     });
+    drop(executor.try_spawn(server).unwrap_or_else(|_| unreachable!()));
+    let clients = executor.block_on(dinah_connect(addr, load));
     let start = Instant::now();
     let handles: Vec<_> = clients
         .into_iter()
         .map(|client| {
             executor
-                .try_spawn(async move {
-                    let message = [7u8; MESSAGE];
-                    let mut back = [0u8; MESSAGE];
-                    for _ in 0..load.trips {
-                        client.write_all(&message).await?;
-                        let mut got = 0;
-                        while got < MESSAGE {
-                            got += client.read(&mut back[got..]).await?;
-                        }
-                    }
-                    Ok::<(), std::io::Error>(())
-                })
+                .try_spawn(dinah_echo_client(client, load.trips))
                 .unwrap_or_else(|_| unreachable!())
         })
         .collect();
@@ -114,12 +122,17 @@ fn dinah_echo(load: Load) -> Duration {
 }
 
 fn tokio_echo(load: Load) -> Duration {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    use tokio::net::{TcpListener, TcpStream};
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .build()
         .unwrap();
+    tokio_echo_on(&runtime, load)
+}
+
+/// The echo workload on a tokio runtime.
+fn tokio_echo_on(runtime: &tokio::runtime::Runtime, load: Load) -> Duration {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
     runtime.block_on(async {
         let listener = TcpListener::bind(loopback()).await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -171,7 +184,7 @@ fn tokio_echo(load: Load) -> Duration {
 
 fn dinah_multi_echo(load: Load, workers: usize) -> Duration {
     use dinah::executor::{MultiConfig, MultiExecutor};
-    use dinah::net::{TcpListener, TcpStream};
+    use dinah::net::TcpListener;
     let executor = MultiExecutor::with_config(MultiConfig {
         workers: Some(workers),
         ..MultiConfig::default()
@@ -182,59 +195,18 @@ fn dinah_multi_echo(load: Load, workers: usize) -> Duration {
         .block_on(async { TcpListener::bind(loopback()) })
         .unwrap();
     let addr = listener.local_addr().unwrap();
-    let server = handle.clone();
-    drop(
-        handle
-            .try_spawn(async move {
-                loop {
-                    let (stream, _) = listener.accept().await?;
-                    stream.set_nodelay(true)?;
-                    drop(
-                        server
-                            .try_spawn(async move {
-                                let mut buf = [0u8; MESSAGE];
-                                loop {
-                                    let n = stream.read(&mut buf).await?;
-                                    if n == 0 {
-                                        return Ok::<(), std::io::Error>(());
-                                    }
-                                    stream.write_all(&buf[..n]).await?;
-                                }
-                            })
-                            .unwrap_or_else(|_| unreachable!()),
-                    );
-                }
-                #[allow(unreachable_code)]
-                Ok::<(), std::io::Error>(())
-            })
-            .unwrap_or_else(|_| unreachable!()),
-    );
-    let clients: Vec<TcpStream> = executor.block_on(async {
-        let mut clients = Vec::new();
-        for _ in 0..load.connections {
-            let client = TcpStream::connect(addr).await.unwrap();
-            client.set_nodelay(true).unwrap();
-            clients.push(client);
-        }
-        clients
+    let spawner = handle.clone();
+    let server = dinah_echo_server(listener, move |task| {
+        drop(spawner.try_spawn(task).unwrap_or_else(|_| unreachable!()));
     });
+    drop(handle.try_spawn(server).unwrap_or_else(|_| unreachable!()));
+    let clients = executor.block_on(dinah_connect(addr, load));
     let start = Instant::now();
     let handles: Vec<_> = clients
         .into_iter()
         .map(|client| {
             handle
-                .try_spawn(async move {
-                    let message = [7u8; MESSAGE];
-                    let mut back = [0u8; MESSAGE];
-                    for _ in 0..load.trips {
-                        client.write_all(&message).await?;
-                        let mut got = 0;
-                        while got < MESSAGE {
-                            got += client.read(&mut back[got..]).await?;
-                        }
-                    }
-                    Ok::<(), std::io::Error>(())
-                })
+                .try_spawn(dinah_echo_client(client, load.trips))
                 .unwrap_or_else(|_| unreachable!())
         })
         .collect();
@@ -248,60 +220,12 @@ fn dinah_multi_echo(load: Load, workers: usize) -> Duration {
 }
 
 fn tokio_multi_echo(load: Load, workers: usize) -> Duration {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    use tokio::net::{TcpListener, TcpStream};
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
         .enable_io()
         .build()
         .unwrap();
-    runtime.block_on(async {
-        let listener = TcpListener::bind(loopback()).await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move {
-            loop {
-                let (mut stream, _) = listener.accept().await?;
-                stream.set_nodelay(true)?;
-                tokio::spawn(async move {
-                    let mut buf = [0u8; MESSAGE];
-                    loop {
-                        let n = stream.read(&mut buf).await?;
-                        if n == 0 {
-                            return Ok::<(), std::io::Error>(());
-                        }
-                        stream.write_all(&buf[..n]).await?;
-                    }
-                });
-            }
-            #[allow(unreachable_code)]
-            Ok::<(), std::io::Error>(())
-        });
-        let mut clients = Vec::new();
-        for _ in 0..load.connections {
-            let client = TcpStream::connect(addr).await.unwrap();
-            client.set_nodelay(true).unwrap();
-            clients.push(client);
-        }
-        let start = Instant::now();
-        let handles: Vec<_> = clients
-            .into_iter()
-            .map(|mut client| {
-                tokio::spawn(async move {
-                    let message = [7u8; MESSAGE];
-                    let mut back = [0u8; MESSAGE];
-                    for _ in 0..load.trips {
-                        client.write_all(&message).await?;
-                        client.read_exact(&mut back).await?;
-                    }
-                    Ok::<(), std::io::Error>(())
-                })
-            })
-            .collect();
-        for handle in handles {
-            handle.await.unwrap().unwrap();
-        }
-        start.elapsed() / (load.connections * load.trips) as u32
-    })
+    tokio_echo_on(&runtime, load)
 }
 
 fn multi_case(options: &Options, load: Load) {

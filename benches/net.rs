@@ -101,7 +101,11 @@ fn dinah_echo(load: Load) -> Duration {
     let server = dinah_echo_server(listener, move |task| {
         drop(spawner.try_spawn(task).unwrap_or_else(|_| unreachable!()));
     });
-    drop(executor.try_spawn(server).unwrap_or_else(|_| unreachable!()));
+    drop(
+        executor
+            .try_spawn(server)
+            .unwrap_or_else(|_| unreachable!()),
+    );
     let clients = executor.block_on(dinah_connect(addr, load));
     let start = Instant::now();
     let handles: Vec<_> = clients

@@ -67,27 +67,35 @@ trait Runtime: Sized {
     fn stale_wakes(&self) -> Option<u32>;
 }
 
-impl Spawn for Spawner {
-    fn spawn<F>(&self, future: F) -> Result<JoinHandle<F::Output>, SpawnError<F>>
-    where
-        F: Future + Send + 'static,
-        F::Output: TaskOutput + Send + 'static,
-    {
-        self.try_spawn(future)
-    }
+/// Each runtime's handle spawns with its own `try_spawn` and
+/// `try_spawn_named`, which have the same shape.
+macro_rules! spawn_through {
+    ($($handle:ty),+) => {$(
+        impl Spawn for $handle {
+            fn spawn<F>(&self, future: F) -> Result<JoinHandle<F::Output>, SpawnError<F>>
+            where
+                F: Future + Send + 'static,
+                F::Output: TaskOutput + Send + 'static,
+            {
+                self.try_spawn(future)
+            }
 
-    fn spawn_named<F>(
-        &self,
-        name: &'static str,
-        future: F,
-    ) -> Result<JoinHandle<F::Output>, SpawnError<F>>
-    where
-        F: Future + Send + 'static,
-        F::Output: TaskOutput + Send + 'static,
-    {
-        self.try_spawn_named(name, future)
-    }
+            fn spawn_named<F>(
+                &self,
+                name: &'static str,
+                future: F,
+            ) -> Result<JoinHandle<F::Output>, SpawnError<F>>
+            where
+                F: Future + Send + 'static,
+                F::Output: TaskOutput + Send + 'static,
+            {
+                self.try_spawn_named(name, future)
+            }
+        }
+    )+};
 }
+
+spawn_through!(Spawner, MultiHandle);
 
 /// The current-thread `LocalExecutor`, its `Send` tasks spawned through its
 /// `Spawner`.
@@ -124,28 +132,6 @@ impl Runtime for Local {
 
     fn stale_wakes(&self) -> Option<u32> {
         Some(self.0.stale_wakes())
-    }
-}
-
-impl Spawn for MultiHandle {
-    fn spawn<F>(&self, future: F) -> Result<JoinHandle<F::Output>, SpawnError<F>>
-    where
-        F: Future + Send + 'static,
-        F::Output: TaskOutput + Send + 'static,
-    {
-        self.try_spawn(future)
-    }
-
-    fn spawn_named<F>(
-        &self,
-        name: &'static str,
-        future: F,
-    ) -> Result<JoinHandle<F::Output>, SpawnError<F>>
-    where
-        F: Future + Send + 'static,
-        F::Output: TaskOutput + Send + 'static,
-    {
-        self.try_spawn_named(name, future)
     }
 }
 

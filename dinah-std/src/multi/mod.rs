@@ -5,7 +5,9 @@
 //!
 //! | file | holds |
 //! | --- | --- |
-//! | `mod.rs` | the public API, `block_on` and shutdown |
+//! | `mod.rs` | the executor: building it, spawning, `block_on`, figures and diagnosis |
+//! | `handle.rs` | [`MultiHandle`] |
+//! | `shutdown.rs` | shutdown and the drain before it |
 //! | `config.rs` | [`MultiConfig`] |
 //! | `shared.rs` | what all workers and handles share, and where a wake lands |
 //! | `worker.rs` | a worker's queues as its thread sees them, and its loop |
@@ -36,8 +38,10 @@
 
 mod config;
 mod figures;
+mod handle;
 mod registry;
 mod shared;
+mod shutdown;
 mod task;
 mod worker;
 
@@ -47,23 +51,20 @@ use std::pin::pin;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
-use std::time::{Duration, Instant};
 
-use crossbeam_deque::{Steal, Worker};
+use crossbeam_deque::Worker;
 use dinah_core::WorkerId;
 use dinah_core::executor::SpawnError;
 use dinah_core::task::TaskOutput;
 
 pub use config::MultiConfig;
 pub use figures::{MultiFigures, WorkerFigures};
+pub use handle::MultiHandle;
 
-use crate::executor::ShutdownReport;
-use crate::pool::{BlockingPool, PoolError, ShutdownPolicy, Spawning};
-use crate::primitives::{
-    Builder, JoinHandle as ThreadHandle, Thread, current, lock, park, park_timeout,
-};
+use crate::pool::{BlockingPool, PoolError};
+use crate::primitives::{Builder, JoinHandle as ThreadHandle, Thread, current, lock, park};
 use crate::runtime::Driver;
-use crate::task::{ChildEnd, JoinHandle};
+use crate::task::JoinHandle;
 use shared::Shared;
 
 /// An executor for `Send` futures on several worker threads: a run queue
@@ -266,133 +267,6 @@ impl MultiExecutor {
         }
     }
 
-    /// Shuts the executor down at once:
-    /// [`shutdown_with`](Self::shutdown_with) under
-    /// [`ShutdownPolicy::CancelPending`].
-    ///
-    /// # Panics
-    ///
-    /// As [`shutdown_with`](Self::shutdown_with).
-    pub fn shutdown(&self) -> ShutdownReport {
-        self.shutdown_with(ShutdownPolicy::CancelPending, Duration::ZERO)
-    }
-
-    /// Shuts the executor down under `policy`, joins its workers, and
-    /// reports each task alive when the shutdown began and how it ended.
-    ///
-    /// - [`ShutdownPolicy::Drain`]: spawns are refused from now on
-    ///   ([`SpawnError::Shutdown`]); the tasks already accepted run until
-    ///   none is left or `deadline` passes on the executor's clock (a
-    ///   paused clock moves when every worker sleeps; where a task keeps
-    ///   waking itself it never does, so there the deadline is counted in
-    ///   real time too); then whatever is left goes as under
-    ///   `CancelPending`.
-    /// - [`ShutdownPolicy::CancelPending`]: spawns are refused, each
-    ///   worker stops after the poll it is in, and every task left is
-    ///   dropped, exactly once, with its handle resolved
-    ///   [`Cancelled`](crate::task::JoinError::Cancelled) (or
-    ///   [`Panicked`](crate::task::JoinError::Panicked) if its destructor
-    ///   panics). `deadline` is not used.
-    ///
-    /// The executor's blocking pool is shut down last, under the same
-    /// policy: under `CancelPending` the jobs not started are dropped
-    /// (their handles say `Cancelled`); a job already running is waited
-    /// for (no job is stopped midway). Its totals are the report's
-    /// `blocking`.
-    ///
-    /// No accepted task is lost. Calling it again reports nothing.
-    ///
-    /// # Panics
-    ///
-    /// When called on one of this executor's workers: it would wait for
-    /// itself.
-    pub fn shutdown_with(&self, policy: ShutdownPolicy, deadline: Duration) -> ShutdownReport {
-        self.refuse_on_worker("shutdown");
-        let Some(threads) = lock(&self.threads).take() else {
-            return ShutdownReport::default();
-        };
-        let shared = &self.shared;
-        shared.close();
-        if policy == ShutdownPolicy::Drain {
-            self.drain(deadline);
-        }
-        shared.cancel_all();
-        shared.stop();
-        for thread in threads {
-            // A worker's own code does not panic; a task's panics are
-            // caught in its poll.
-            let _ = thread.join();
-        }
-        // No worker runs now: each live task is woken onto the global
-        // queue and run here, where its poll drops it (it is cancelled).
-        while shared.live.load(Ordering::Acquire) > 0 {
-            for waker in shared.registry.wakers() {
-                waker.wake();
-            }
-            let mut ran = false;
-            while let Steal::Success(runnable) = shared.injector.steal() {
-                runnable.run();
-                ran = true;
-            }
-            if !ran {
-                // A task being dropped elsewhere (by a waker's owner that
-                // holds its last reference): it leaves on its own.
-                std::thread::yield_now();
-            }
-        }
-        while let Steal::Success(runnable) = shared.injector.steal() {
-            drop(runnable);
-        }
-        shared.driver.timers().stop_keeping_wakers();
-        let tasks = shared.registry.take_ended();
-        // Jobs not started are dropped under `CancelPending` (their
-        // handles say `Cancelled`); started ones run to their end.
-        let pool = lock(&self.blocking).take();
-        let blocking = pool.map(|pool| {
-            drop(pool.shutdown(policy));
-            shared.blocking.stats()
-        });
-        ShutdownReport {
-            cancelled_tasks: tasks
-                .iter()
-                .filter(|t| t.end == ChildEnd::Cancelled)
-                .count(),
-            cancelled_submissions: 0,
-            tasks,
-            blocking,
-        }
-    }
-
-    /// Runs the accepted tasks until none is left or `deadline` passes.
-    fn drain(&self, deadline: Duration) {
-        let shared = &self.shared;
-        let timer = self.timer();
-        let paused = timer.is_paused();
-        let real_end = Instant::now().checked_add(deadline);
-        let me = current();
-        shared.set_drain_waiter(Some(me.clone()));
-        let waker = Waker::from(Arc::new(UnparkOnWake(me)));
-        let mut cx = Context::from_waker(&waker);
-        let mut out_of_time = pin!(dinah_core::time::TimerDriver::sleep(timer, deadline));
-        loop {
-            if shared.live.load(Ordering::Acquire) == 0 {
-                break;
-            }
-            let now = Instant::now();
-            if paused && real_end.is_some_and(|end| now >= end) {
-                break;
-            }
-            if out_of_time.as_mut().poll(&mut cx).is_ready() {
-                break;
-            }
-            match real_end {
-                Some(end) if paused => park_timeout(end.saturating_duration_since(now)),
-                _ => park(),
-            }
-        }
-        shared.set_drain_waiter(None);
-    }
-
     /// A handle to this executor's timers (see
     /// [`LocalExecutor::timer`](crate::executor::LocalExecutor::timer)).
     #[must_use]
@@ -587,118 +461,5 @@ impl Wake for UnparkOnWake {
 
     fn wake_by_ref(self: &Arc<Self>) {
         self.0.unpark();
-    }
-}
-
-/// Spawns onto a [`MultiExecutor`] from any thread. `Send + Sync`, `Clone`.
-///
-/// It keeps the executor's shared state alive, not the executor running:
-/// after a shutdown, spawns are refused with [`SpawnError::Shutdown`].
-#[derive(Clone)]
-pub struct MultiHandle {
-    shared: Arc<Shared>,
-}
-
-impl MultiHandle {
-    /// Spawns `future`: queued on the calling worker when called from one
-    /// of the executor's tasks, on the global queue otherwise, and first
-    /// polled by whichever worker takes it. Its output is `()`, `!` or a
-    /// `Result`; the handle gives it back whole.
-    ///
-    /// # Errors
-    ///
-    /// [`SpawnError::Shutdown`] once a shutdown began; the future is handed
-    /// back.
-    pub fn try_spawn<F>(&self, future: F) -> Result<JoinHandle<F::Output>, SpawnError<F>>
-    where
-        F: Future + Send + 'static,
-        F::Output: TaskOutput + Send + 'static,
-    {
-        task::spawn(&self.shared, future, None)
-    }
-
-    /// [`try_spawn`](Self::try_spawn), with a name that shutdown reports
-    /// show for the task. A `'static` string: nothing is allocated for it.
-    ///
-    /// # Errors
-    ///
-    /// As [`try_spawn`](Self::try_spawn).
-    pub fn try_spawn_named<F>(
-        &self,
-        name: &'static str,
-        future: F,
-    ) -> Result<JoinHandle<F::Output>, SpawnError<F>>
-    where
-        F: Future + Send + 'static,
-        F::Output: TaskOutput + Send + 'static,
-    {
-        task::spawn(&self.shared, future, Some(name))
-    }
-
-    /// The executor's timers, as [`MultiExecutor::timer`].
-    #[must_use]
-    pub fn timer(&self) -> crate::time::TimerHandle {
-        crate::time::TimerHandle::new(Arc::clone(&self.shared.driver))
-    }
-
-    /// Runs `f` on the executor's blocking pool
-    /// ([`MultiConfig::blocking`]), waiting in line while the pool is
-    /// full: work that blocks (a file, a lock held long, a synchronous
-    /// client, a long computation) goes there, never on a worker.
-    ///
-    /// ```
-    /// use dinah::executor::MultiExecutor;
-    ///
-    /// let executor = MultiExecutor::new();
-    /// let handle = executor.handle();
-    /// let sum = executor.block_on(async move {
-    ///     let job = handle.spawn_blocking(|| (1..=10u64).sum::<u64>()).await.unwrap();
-    ///     job.await.unwrap()
-    /// });
-    /// assert_eq!(sum, 55);
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`PoolSpawner::spawn`](crate::pool::PoolSpawner::spawn): the
-    /// pool shut down, or it has no thread and none can be started.
-    pub fn spawn_blocking<F, R>(&self, f: F) -> Spawning<F, R>
-    where
-        F: FnOnce() -> R + Send + 'static,
-        R: Send + 'static,
-    {
-        self.shared.blocking.spawn(f)
-    }
-
-    /// Queues `f` on the executor's blocking pool if there is room now.
-    ///
-    /// # Errors
-    ///
-    /// As [`BlockingPool::try_spawn`]: [`SpawnError::Full`] at the
-    /// admission limit, [`SpawnError::Shutdown`], or
-    /// [`SpawnError::NoThread`]; each holds `f`.
-    pub fn try_spawn_blocking<F, R>(
-        &self,
-        f: F,
-    ) -> Result<JoinHandle<R>, SpawnError<F, std::io::Error>>
-    where
-        F: FnOnce() -> R + Send + 'static,
-        R: Send + 'static,
-    {
-        self.shared.blocking.try_spawn(f)
-    }
-
-    /// The blocking pool's counters now.
-    #[must_use]
-    pub fn blocking_stats(&self) -> crate::pool::PoolStats {
-        self.shared.blocking.stats()
-    }
-}
-
-impl fmt::Debug for MultiHandle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("MultiHandle")
-            .field("workers", &self.shared.workers())
-            .finish_non_exhaustive()
     }
 }

@@ -43,7 +43,7 @@ impl MultiExecutor {
     /// reports each task alive when the shutdown began and how it ended.
     ///
     /// - [`ShutdownPolicy::Drain`]: spawns are refused from now on
-    ///   ([`SpawnError::Shutdown`]); the tasks already accepted run until
+    ///   ([`SpawnError::Shutdown`](dinah_core::executor::SpawnError::Shutdown)); the tasks already accepted run until
     ///   none is left or `deadline` passes on the executor's clock (a
     ///   paused clock moves when every worker sleeps; where a task keeps
     ///   waking itself it never does, so there the deadline is counted in

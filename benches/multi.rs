@@ -13,6 +13,9 @@
 //! runtime's `block_on` (async-executor's in `futures_executor::block_on`)
 //! for a count of finished tasks that all contenders share.
 //!
+//! A second dinah row counts its per-worker figures (`MultiConfig::measure`),
+//! against the goal that measuring costs at most twice the time.
+//!
 //! `cargo bench --bench multi [-- CASE] [--samples N] [--workers N]`.
 
 use std::future::{Future, poll_fn};
@@ -164,9 +167,19 @@ struct Dinah(MultiExecutor);
 
 impl Dinah {
     fn build(workers: usize) -> Self {
+        Self::built(workers, false)
+    }
+
+    /// With its per-worker figures counted (`MultiConfig::measure`).
+    fn measured(workers: usize) -> Self {
+        Self::built(workers, true)
+    }
+
+    fn built(workers: usize, measure: bool) -> Self {
         Self(
             MultiExecutor::with_config(MultiConfig {
                 workers: Some(workers),
+                measure,
                 ..MultiConfig::default()
             })
             .expect("dinah starts"),
@@ -366,8 +379,9 @@ fn main() {
     let mut targets = Vec::new();
     let worker_counts = options.workers.map_or(vec![2, 1], |workers| vec![workers]);
     for workers in worker_counts {
-        let (dinah, tokio, async_executor) = (
+        let (dinah, measured, tokio, async_executor) = (
             Dinah::build(workers),
+            Dinah::measured(workers),
             Tokio::build(workers),
             AsyncEx::build(workers),
         );
@@ -383,6 +397,9 @@ fn main() {
                 Contender::new(format!("tokio multi_thread ({workers})"), true, || {
                     tokio.time(case.tasks, case.root)
                 }),
+                Contender::new(format!("measured dinah ({workers})"), false, || {
+                    measured.time(case.tasks, case.root)
+                }),
                 Contender::new(format!("async-executor ({workers} threads)"), true, || {
                     async_executor.time(case.tasks, case.root)
                 }),
@@ -391,6 +408,12 @@ fn main() {
             let mine = median_of(&results, "dinah");
             let tokio = median_of(&results, "tokio");
             let async_ex = median_of(&results, "async-executor");
+            let counted = median_of(&results, "measured dinah");
+            targets.push((
+                format!("{title}: dinah measured / unmeasured (at most 2.0)"),
+                counted / mine,
+                counted / mine <= 2.0,
+            ));
             targets.push((
                 format!("{title}: dinah / tokio multi_thread (at most 0.8)"),
                 mine / tokio,

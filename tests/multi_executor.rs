@@ -274,6 +274,10 @@ fn multi_executor_counts_polls_and_the_steals_that_freed_a_blocked_worker_s_queu
             yield_now().await;
         }
     });
+    // A worker counts a poll after it ends, which may be after the task's
+    // handle resolves: joining the workers makes every count visible.
+    let report = executor.shutdown();
+    assert_eq!(report.left(), 0);
     let figures = executor.figures();
     assert_eq!(figures.workers.len(), 2);
     let polls: u64 = figures.workers.iter().map(|w| w.polls).sum();

@@ -25,8 +25,16 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use std::alloc::System;
+
 use dinah::executor::{MultiConfig, MultiExecutor, MultiHandle};
 use futures_util::task::AtomicWaker;
+use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+
+/// Counts allocations, for the allocations-per-spawn figure (every
+/// contender runs under it alike).
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 mod harness;
 use harness::{Contender, Options, median_of, run_case, target};
@@ -373,10 +381,31 @@ fn cases() -> [Case; 4] {
     ]
 }
 
+/// Allocations made while `runtime` spawns and runs `SPAWNS` tasks that do
+/// nothing, per task (warmed up first, so that grown queues and tables
+/// do not count).
+fn allocations_per_spawn(runtime: &dyn Runtime) -> f64 {
+    runtime.time(SPAWNS, spawn_many);
+    let region = Region::new(GLOBAL);
+    runtime.time(SPAWNS, spawn_many);
+    region.change().allocations as f64 / SPAWNS as f64
+}
+
 fn main() {
     let options = Options::from_args();
     println!("# dinah MultiExecutor benchmarks");
     let mut targets = Vec::new();
+    if options.wants("allocations") {
+        let (dinah, tokio) = (Dinah::build(1), Tokio::build(1));
+        let (mine, theirs) = (allocations_per_spawn(&dinah), allocations_per_spawn(&tokio));
+        println!("\n## allocations per spawned task (1 worker, {SPAWNS} tasks)");
+        println!("dinah MultiExecutor: {mine:.3}; tokio multi_thread: {theirs:.3}");
+        targets.push((
+            "allocations per spawned task: dinah (at most 1)".to_owned(),
+            mine,
+            mine <= 1.0,
+        ));
+    }
     let worker_counts = options.workers.map_or(vec![2, 1], |workers| vec![workers]);
     for workers in worker_counts {
         let (dinah, measured, tokio, async_executor) = (

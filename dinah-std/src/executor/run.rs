@@ -556,8 +556,7 @@ impl<'a, M: Measure> Inner<'a, M> {
     /// Shuts down under `policy`: `Drain` first refuses new spawns and runs
     /// what was accepted (tasks and waiting submissions) until none is left
     /// or `deadline` passes on the executor's clock (on a paused clock, or
-    /// in real time, whichever passes first); then, as
-    /// `CancelPending` does at once, drops whatever is left.
+    /// in real time, if sooner); then drops what is left, as `CancelPending`.
     pub(super) fn shutdown_with(
         &self,
         policy: ShutdownPolicy,

@@ -16,6 +16,16 @@ use dinah::yield_now;
 
 mod support;
 
+/// Sets its flag when dropped: releases a task that holds a worker, even
+/// when the test fails before it would.
+struct SetOnDrop(Arc<AtomicBool>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
 fn with_workers(workers: usize) -> MultiExecutor {
     MultiExecutor::with_config(MultiConfig {
         workers: Some(workers),
@@ -76,6 +86,9 @@ fn multi_executor_keeps_running_while_one_worker_is_blocked() {
             })
             .unwrap_or_else(|_| unreachable!())
     };
+    // Should an assertion fail, the blocked task is released first, so
+    // that the executor's drop can join its worker.
+    let _release_on_exit = SetOnDrop(Arc::clone(&release));
     blocked_started.wait();
     // The other worker runs everything else meanwhile.
     let done = Arc::new(AtomicUsize::new(0));
@@ -338,11 +351,23 @@ fn multi_executor_diagnose_names_a_blocked_worker_and_the_capacity_left_and_is_s
             })
             .unwrap_or_else(|_| unreachable!())
     };
+    // Should an assertion fail, the blocked task is released first, so
+    // that the executor's drop can join its worker.
+    let _release_on_exit = SetOnDrop(Arc::clone(&release));
     started.wait();
-    let verdicts = executor.diagnose(&Thresholds {
+    // The other worker may still be ending the poll of the last busy task
+    // (its stamp is cleared just after): look again until it has.
+    let blocked_only = Thresholds {
         blocked: Duration::ZERO,
         ..Thresholds::default()
-    });
+    };
+    let verdicts = (0..1_000_000)
+        .map(|_| {
+            std::thread::yield_now();
+            executor.diagnose(&blocked_only)
+        })
+        .find(|verdicts| verdicts.len() == 1)
+        .expect("one blocked worker");
     let [
         Verdict::WorkerBlocked {
             task,

@@ -31,7 +31,9 @@ export CARGO_TARGET_DIR=target/tsan
 # Reports become failures. The capacity tests ask for storage no allocator
 # can give and check the typed error, so malloc must return null there
 # rather than TSan aborting.
-export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 allocator_may_return_null=1"
+# ci/tsan.supp: the races crossbeam's queues make on purpose, or that TSan
+# reports because it does not model fences (each with its reason there).
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 allocator_may_return_null=1 suppressions=$PWD/ci/tsan.supp"
 # The multi-thread executor's stress test: a tenth of its million tasks.
 export DINAH_STRESS_DIVISOR=10
 

@@ -92,6 +92,30 @@ async fn dinah_connect(addr: SocketAddr, load: Load) -> Vec<dinah::net::TcpStrea
     clients
 }
 
+/// One client's round trips, as a task either executor runs.
+type Client = std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<()>> + Send>>;
+
+/// Times the clients' round trips on dinah, each a task `spawn` makes,
+/// all awaited through `wait`: the time per round trip.
+fn dinah_round_trips(
+    clients: Vec<dinah::net::TcpStream>,
+    load: Load,
+    spawn: impl Fn(Client) -> dinah::JoinHandle<std::io::Result<()>>,
+    wait: impl FnOnce(std::pin::Pin<Box<dyn std::future::Future<Output = ()> + '_>>),
+) -> Duration {
+    let start = Instant::now();
+    let handles: Vec<_> = clients
+        .into_iter()
+        .map(|client| spawn(Box::pin(dinah_echo_client(client, load.trips))))
+        .collect();
+    wait(Box::pin(async {
+        for handle in handles {
+            handle.await.unwrap().unwrap();
+        }
+    }));
+    start.elapsed() / (load.connections * load.trips) as u32
+}
+
 fn dinah_echo(load: Load) -> Duration {
     use dinah::net::TcpListener;
     let executor = dinah::LocalExecutor::new();
@@ -107,22 +131,16 @@ fn dinah_echo(load: Load) -> Duration {
             .unwrap_or_else(|_| unreachable!()),
     );
     let clients = executor.block_on(dinah_connect(addr, load));
-    let start = Instant::now();
-    let handles: Vec<_> = clients
-        .into_iter()
-        .map(|client| {
+    dinah_round_trips(
+        clients,
+        load,
+        |client| {
             executor
-                .try_spawn(dinah_echo_client(client, load.trips))
+                .try_spawn(client)
                 .unwrap_or_else(|_| unreachable!())
-        })
-        .collect();
-    executor.block_on(async {
-        for handle in handles {
-            handle.await.unwrap().unwrap();
-        }
-    });
-    let elapsed = start.elapsed();
-    elapsed / (load.connections * load.trips) as u32
+        },
+        |all| executor.block_on(all),
+    )
 }
 
 fn tokio_echo(load: Load) -> Duration {
@@ -205,22 +223,12 @@ fn dinah_multi_echo(load: Load, workers: usize) -> Duration {
     });
     drop(handle.try_spawn(server).unwrap_or_else(|_| unreachable!()));
     let clients = executor.block_on(dinah_connect(addr, load));
-    let start = Instant::now();
-    let handles: Vec<_> = clients
-        .into_iter()
-        .map(|client| {
-            handle
-                .try_spawn(dinah_echo_client(client, load.trips))
-                .unwrap_or_else(|_| unreachable!())
-        })
-        .collect();
-    executor.block_on(async {
-        for handle in handles {
-            handle.await.unwrap().unwrap();
-        }
-    });
-    let elapsed = start.elapsed();
-    elapsed / (load.connections * load.trips) as u32
+    dinah_round_trips(
+        clients,
+        load,
+        |client| handle.try_spawn(client).unwrap_or_else(|_| unreachable!()),
+        |all| executor.block_on(all),
+    )
 }
 
 fn tokio_multi_echo(load: Load, workers: usize) -> Duration {

@@ -26,6 +26,16 @@ impl Drop for SetOnDrop {
     }
 }
 
+/// An executor of `workers` workers that counts its figures.
+fn measured(workers: usize) -> MultiExecutor {
+    MultiExecutor::with_config(MultiConfig {
+        workers: Some(workers),
+        measure: true,
+        ..MultiConfig::default()
+    })
+    .unwrap()
+}
+
 fn with_workers(workers: usize) -> MultiExecutor {
     MultiExecutor::with_config(MultiConfig {
         workers: Some(workers),
@@ -247,12 +257,7 @@ fn multi_executor_runs_blocking_work_on_its_own_pool_and_reports_it() {
 
 #[test]
 fn multi_executor_counts_polls_and_the_steals_that_freed_a_blocked_worker_s_queue() {
-    let executor = MultiExecutor::with_config(MultiConfig {
-        workers: Some(2),
-        measure: true,
-        ..MultiConfig::default()
-    })
-    .unwrap();
+    let executor = measured(2);
     let handle = executor.handle();
     const CHILDREN: usize = 10;
     let done = Arc::new(AtomicUsize::new(0));
@@ -309,12 +314,7 @@ fn multi_executor_counts_polls_and_the_steals_that_freed_a_blocked_worker_s_queu
 fn multi_executor_diagnose_names_a_blocked_worker_and_the_capacity_left_and_is_silent_when_healthy()
 {
     use dinah::telemetry::{Thresholds, Verdict, WorkersLeft};
-    let executor = MultiExecutor::with_config(MultiConfig {
-        workers: Some(2),
-        measure: true,
-        ..MultiConfig::default()
-    })
-    .unwrap();
+    let executor = measured(2);
     let handle = executor.handle();
     let thresholds = Thresholds {
         blocked: Duration::from_secs(60),

@@ -102,9 +102,8 @@ impl MultiExecutor {
                 std::thread::yield_now();
             }
         }
-        while let Steal::Success(runnable) = shared.injector.steal() {
-            drop(runnable);
-        }
+        // No task is live now, so no cell is queued: every cell ended with
+        // its output (see `task/cell.rs`), none was dropped unrun.
         shared.driver.timers().stop_keeping_wakers();
         let tasks = shared.registry.take_ended();
         // Jobs not started are dropped under `CancelPending` (their

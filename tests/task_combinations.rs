@@ -947,6 +947,115 @@ mod panics_in_user_code {
         }
     }
 
+    /// The multi-thread executor takes no telemetry sink or clock of the
+    /// user's, so its sites are the task's own code and the waker of the
+    /// task that awaits it.
+    fn multi_executor_site(site: Site) {
+        use dinah::executor::{MultiConfig, MultiExecutor};
+        let label = format!("MultiExecutor / {site:?}");
+        let executor = MultiExecutor::with_config(MultiConfig {
+            workers: Some(2),
+            ..MultiConfig::default()
+        })
+        .unwrap();
+        let handle = executor.handle();
+        let subject: Option<JoinHandle<Result<u32, ()>>> = match site {
+            Site::Body => Some(
+                handle
+                    .try_spawn(async {
+                        yield_now().await;
+                        explode::<Result<u32, ()>>()
+                    })
+                    .unwrap(),
+            ),
+            Site::DropOnCancel => {
+                let bomb = Bomb;
+                Some(
+                    handle
+                        .try_spawn(async move {
+                            let _bomb = bomb;
+                            std::future::pending::<Result<u32, ()>>().await
+                        })
+                        .unwrap(),
+                )
+            }
+            Site::DropOnCompletion => Some(
+                handle
+                    .try_spawn(async {
+                        let _bomb = Bomb;
+                        yield_now().await;
+                        Ok(1)
+                    })
+                    .unwrap(),
+            ),
+            Site::UnreadOutput => {
+                // Detached at once: the executor drops the output.
+                drop(
+                    handle
+                        .try_spawn(async {
+                            yield_now().await;
+                            Ok::<_, ()>(Bomb)
+                        })
+                        .unwrap(),
+                );
+                None
+            }
+            Site::Waker => {
+                // The task cannot end before the trap waker is in place.
+                let (go, wait) = std::sync::mpsc::channel::<()>();
+                let blocking = handle.clone();
+                let mut subject = handle
+                    .try_spawn(async move {
+                        let job = blocking.spawn_blocking(move || wait.recv()).await.unwrap();
+                        job.await.unwrap().unwrap();
+                        Ok(1)
+                    })
+                    .unwrap();
+                await_with_trap_waker(&mut subject);
+                go.send(()).unwrap();
+                Some(subject)
+            }
+            Site::Sink | Site::Clock => return,
+        };
+        let bystander = handle
+            .try_spawn(async {
+                yield_now().await;
+                Ok::<_, ()>(2)
+            })
+            .unwrap();
+        if site == Site::DropOnCancel {
+            assert!(subject.as_ref().unwrap().cancel(), "{label}");
+        }
+        let expected = match site {
+            Site::Body | Site::DropOnCancel | Site::DropOnCompletion => {
+                Some(Err(JoinError::Panicked(SITE_PANIC.into())))
+            }
+            Site::UnreadOutput => None,
+            _ => Some(Ok(Ok(1))),
+        };
+        let got = subject.map(|subject| executor.block_on(subject));
+        assert_eq!(got, expected, "{label}");
+        assert_eq!(executor.block_on(bystander), Ok(Ok(2)), "{label}");
+        let next = handle.try_spawn(async { Ok::<_, ()>(3) }).unwrap();
+        assert_eq!(
+            executor.block_on(next),
+            Ok(Ok(3)),
+            "{label}: serves the next task"
+        );
+        // Every task has left: the unread output was dropped with its panic
+        // caught, and the shutdown finds nothing live.
+        let report = executor.shutdown();
+        assert_eq!(report.left(), 0, "{label}");
+    }
+
+    #[test]
+    fn multi_executor_survives_a_panic_in_every_kind_of_user_code() {
+        support::quiet_panics_containing(&[SITE_PANIC]);
+        for site in SITES {
+            multi_executor_site(site);
+        }
+    }
+
     /// The core executor's timed queues read this clock; armed, its next
     /// reading panics.
     #[derive(Default)]

@@ -12,11 +12,16 @@
 //!    before the poll) or of the runtime: the next poll drops it instead.
 //! 2. It is dropped exactly once: by `run` (ended, cancelled, panicked),
 //!    or, if the cell is dropped before `run` finished, by the [`Guard`]
-//!    it lives in (before its first poll) or by the cell (after).
+//!    it lives in (before its first poll) or by the [`Slot`] (after).
 //! 3. `run` always ends with a result, after the user's future is gone,
 //!    and the task leaves the registry and the live count just before:
 //!    the handle never sees a cell closed without an output (see
 //!    `task/cell.rs`).
+//! 4. No panic of user code reaches `async-task`, which aborts the process
+//!    on a panic in a destructor it runs: the user's future is dropped
+//!    inside `catch_unwind` wherever it is dropped, and so is the output
+//!    (in a [`Quiet`](crate::task::cell::Quiet)) and the awaiting task's
+//!    waker (see `task/cell.rs`).
 #![forbid(unsafe_code)]
 
 use std::future::{Future, poll_fn};
@@ -33,7 +38,7 @@ use dinah_core::task::TaskOutput;
 use super::registry::Key;
 use super::shared::Shared;
 use crate::runtime::context;
-use crate::task::cell::{CellHandle, CellMeta};
+use crate::task::cell::{CellHandle, CellMeta, Quiet};
 use crate::task::{ChildEnd, JoinError, JoinHandle};
 use crate::unwind::{drop_quietly, panic_text};
 
@@ -77,6 +82,30 @@ impl<F> Drop for Guard<F> {
     }
 }
 
+pin_project_lite::pin_project! {
+    /// The user's future, pinned, beside the task's guard: dropping the
+    /// pair (the cell dropped between polls) drops the future catching its
+    /// panic, then takes the task out of the runtime (invariants 2 and 4).
+    struct Slot<F> {
+        guard: Guard<F>,
+        #[pin]
+        future: Option<F>,
+    }
+
+    impl<F> PinnedDrop for Slot<F> {
+        fn drop(this: Pin<&mut Self>) {
+            let this = this.project();
+            if this.future.is_some() && !this.guard.left {
+                let mut future = this.future;
+                if let Err(payload) = catch_unwind(AssertUnwindSafe(|| future.set(None))) {
+                    drop_quietly(payload);
+                    this.guard.leave(ChildEnd::Failed);
+                }
+            }
+        }
+    }
+}
+
 /// How one poll of the user's future came out, once it is over.
 enum Outcome<T> {
     Done(T),
@@ -86,15 +115,12 @@ enum Outcome<T> {
 
 /// One poll of the user's future, unless a cancellation came first
 /// (invariant 1).
-fn poll_user<F: Future>(
-    slot: Pin<&mut Option<F>>,
-    shared: &Shared,
-    cx: &mut Context<'_>,
-) -> Poll<Outcome<F::Output>> {
-    if context::polled_is_cancelled() || shared.is_cancelling() {
+fn poll_user<F: Future>(slot: Pin<&mut Slot<F>>, cx: &mut Context<'_>) -> Poll<Outcome<F::Output>> {
+    let slot = slot.project();
+    if context::polled_is_cancelled() || slot.guard.shared.is_cancelling() {
         return Poll::Ready(Outcome::Cancelled);
     }
-    let Some(future) = slot.as_pin_mut() else {
+    let Some(future) = slot.future.as_pin_mut() else {
         return Poll::Ready(Outcome::Cancelled);
     };
     match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
@@ -108,17 +134,16 @@ fn poll_user<F: Future>(
     }
 }
 
-/// The future a task's cell runs (see the module docs).
-async fn run<F>(mut guard: Guard<F>) -> Result<F::Output, JoinError>
+/// Drops the user's future and takes the task out of the runtime with
+/// the handle's result.
+fn finish<F>(slot: Pin<&mut Slot<F>>, outcome: Outcome<F::Output>) -> Result<F::Output, JoinError>
 where
     F: Future,
     F::Output: TaskOutput,
 {
-    // Declared after the guard: if the cell is dropped between polls, the
-    // user's future goes first, then the guard takes the task out.
-    let mut slot = pin!(guard.future.take());
-    let outcome = poll_fn(|cx| poll_user(slot.as_mut(), &guard.shared, cx)).await;
-    let dropped = catch_unwind(AssertUnwindSafe(|| slot.set(None)));
+    let slot = slot.project();
+    let mut future = slot.future;
+    let dropped = catch_unwind(AssertUnwindSafe(|| future.set(None)));
     let result = match (outcome, dropped) {
         (Outcome::Panicked(message), dropped) => {
             if let Err(payload) = dropped {
@@ -135,13 +160,25 @@ where
         (Outcome::Cancelled, Ok(())) => Err(JoinError::Cancelled),
         (Outcome::Done(output), Ok(())) => Ok(output),
     };
-    guard.leave(match &result {
+    slot.guard.leave(match &result {
         Ok(output) if output.is_failure() => ChildEnd::Failed,
         Ok(_) => ChildEnd::Completed,
         Err(JoinError::Cancelled) => ChildEnd::Cancelled,
         Err(_) => ChildEnd::Failed,
     });
     result
+}
+
+/// The future a task's cell runs (see the module docs).
+async fn run<F>(mut guard: Guard<F>) -> Quiet<Result<F::Output, JoinError>>
+where
+    F: Future,
+    F::Output: TaskOutput,
+{
+    let future = guard.future.take();
+    let mut slot = pin!(Slot { guard, future });
+    let outcome = poll_fn(|cx| poll_user(slot.as_mut(), cx)).await;
+    Quiet::new(finish(slot, outcome))
 }
 
 /// Spawns `future` on the runtime whose state is `shared`.

@@ -14,6 +14,10 @@
 //!    executor reads the flag before each poll, and the handle reads it
 //!    when the output comes: from then on the handle says `Cancelled`,
 //!    whatever the task returned, unless its code panicked.
+//! 3. `async-task` aborts the process if a destructor or waker it calls
+//!    panics. The output travels in a [`Quiet`], which drops it catching
+//!    its panic; the awaiting task's waker is handed to the cell inside a
+//!    [`QuietWaker`], which wakes and drops it the same way.
 #![forbid(unsafe_code)]
 // The multi-thread executor, its only user, is not built for loom.
 #![cfg_attr(loom, allow(dead_code))]
@@ -21,8 +25,9 @@
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll, Wake, Waker};
 
 use dinah_core::TaskId;
 
@@ -51,8 +56,57 @@ impl CellMeta {
     }
 }
 
+/// A cell's output: dropped, if nobody took it, with its destructor's
+/// panic caught (invariant 3).
+pub(crate) struct Quiet<T>(Option<T>);
+
+impl<T> Quiet<T> {
+    pub(crate) fn new(value: T) -> Self {
+        Self(Some(value))
+    }
+
+    fn take(mut self) -> Option<T> {
+        self.0.take()
+    }
+}
+
+impl<T> Drop for Quiet<T> {
+    fn drop(&mut self) {
+        if let Some(value) = self.0.take() {
+            drop_quietly(value);
+        }
+    }
+}
+
+/// The awaiting task's waker as the cell holds it: woken and dropped with
+/// their panics caught (invariant 3). A panic in a waker is the waker's
+/// owner's fault, and the task being awaited has ended well all the same.
+struct QuietWaker(Option<Waker>);
+
+impl Wake for QuietWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if let Some(waker) = &self.0
+            && let Err(payload) = catch_unwind(AssertUnwindSafe(|| waker.wake_by_ref()))
+        {
+            drop_quietly(payload);
+        }
+    }
+}
+
+impl Drop for QuietWaker {
+    fn drop(&mut self) {
+        if let Some(waker) = self.0.take() {
+            drop_quietly(waker);
+        }
+    }
+}
+
 /// The cell's own handle, with what its output is.
-pub(crate) type Cell<T> = async_task::Task<Result<T, JoinError>, CellMeta>;
+pub(crate) type Cell<T> = async_task::Task<Quiet<Result<T, JoinError>>, CellMeta>;
 
 /// The handle's side of a task in its own cell.
 pub(crate) struct CellHandle<T> {
@@ -62,6 +116,10 @@ pub(crate) struct CellHandle<T> {
     /// The task's waker: a cancellation wakes it so that its next poll
     /// drops it.
     waker: Waker,
+    /// The waker last given to the cell for the awaiting task (the
+    /// awaiter's own, and the [`QuietWaker`] around it), reused while the
+    /// awaiter's stays the same.
+    awaiter: Option<(Waker, Waker)>,
 }
 
 impl<T> CellHandle<T> {
@@ -70,6 +128,7 @@ impl<T> CellHandle<T> {
             id: task.metadata().id,
             task: Some(task),
             waker,
+            awaiter: None,
         }
     }
 
@@ -116,10 +175,25 @@ impl<T> CellHandle<T> {
         let Some(task) = self.task.as_mut() else {
             panic!("dinah: JoinHandle polled after its result was handed out");
         };
+        // A finished cell keeps no waker: only a pending one needs the
+        // quiet wrapper.
+        let given = cx.waker();
+        let quiet = match &self.awaiter {
+            _ if task.is_finished() => given,
+            Some((theirs, ours)) if theirs.will_wake(given) => ours,
+            _ => {
+                let ours = Waker::from(Arc::new(QuietWaker(Some(given.clone()))));
+                &self.awaiter.insert((given.clone(), ours)).1
+            }
+        };
+        let mut quiet_cx = Context::from_waker(quiet);
         // Invariant 1: a cell closed without an output reads as cancelled.
-        match catch_unwind(AssertUnwindSafe(|| Pin::new(task).poll(cx))) {
+        match catch_unwind(AssertUnwindSafe(|| Pin::new(task).poll(&mut quiet_cx))) {
             Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(output)) => Poll::Ready(self.settle(output)),
+            Ok(Poll::Ready(output)) => {
+                let output = output.take().unwrap_or(Err(JoinError::Cancelled));
+                Poll::Ready(self.settle(output))
+            }
             Err(payload) => {
                 drop_quietly(payload);
                 Poll::Ready(self.settle(Err(JoinError::Cancelled)))

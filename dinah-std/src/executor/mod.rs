@@ -275,7 +275,7 @@ impl<'a, M: Measure> LocalExecutor<'a, M> {
     /// A [`TaskGroup`](crate::task::TaskGroup) whose children are spawned
     /// on this executor.
     #[must_use]
-    pub fn group<T>(&self) -> crate::task::TaskGroup<'a, T, M> {
+    pub fn group<T>(&self) -> crate::task::TaskGroup<'a, T, LocalSpawner<'a, M>> {
         crate::task::TaskGroup::new(self.local_spawner())
     }
 
@@ -498,7 +498,7 @@ impl<'a, M: Measure> LocalSpawner<'a, M> {
     /// A [`TaskGroup`](crate::task::TaskGroup) whose children are spawned
     /// here.
     #[must_use]
-    pub fn group<T>(&self) -> crate::task::TaskGroup<'a, T, M> {
+    pub fn group<T>(&self) -> crate::task::TaskGroup<'a, T, LocalSpawner<'a, M>> {
         crate::task::TaskGroup::new(self.clone())
     }
 

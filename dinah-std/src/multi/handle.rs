@@ -61,6 +61,37 @@ impl MultiHandle {
         task::spawn(&self.shared, future, Some(name))
     }
 
+    /// A [`TaskGroup`](crate::task::TaskGroup) whose children are tasks
+    /// on this executor. The group is `Send`: a task on any worker may own
+    /// it, and dropping it cancels the children it has not joined.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use dinah::executor::{MultiConfig, MultiExecutor};
+    /// use dinah::task::ChildEnd;
+    ///
+    /// let executor = MultiExecutor::with_config(MultiConfig {
+    ///     workers: Some(2),
+    ///     start_paused: true,
+    ///     ..MultiConfig::default()
+    /// })
+    /// .unwrap();
+    /// let handle = executor.handle();
+    /// let report = executor.block_on(async move {
+    ///     let mut group = handle.group::<Result<u32, ()>>();
+    ///     group.spawn_named("quick", async { Ok(1) }).unwrap();
+    ///     group.spawn_named("stuck", std::future::pending()).unwrap();
+    ///     let (_, first) = group.join_next().await.unwrap();
+    ///     assert_eq!(first, Ok(Ok(1)));
+    ///     group.shutdown(Duration::from_millis(10)).await
+    /// });
+    /// assert_eq!(report.children[1].end, ChildEnd::Cancelled);
+    /// ```
+    #[must_use]
+    pub fn group<T>(&self) -> crate::task::TaskGroup<'static, T, MultiHandle> {
+        crate::task::TaskGroup::on(self.clone())
+    }
+
     /// The executor's timers, as [`MultiExecutor::timer`].
     #[must_use]
     pub fn timer(&self) -> crate::time::TimerHandle {

@@ -110,7 +110,9 @@ use shared::Shared;
 ///   wakes it, and never again once cancelled: its next poll drops it.
 /// - A panic in a task is caught at its poll: the task ends, its handle
 ///   says [`Panicked`](crate::task::JoinError::Panicked) with the message,
-///   and the worker runs on.
+///   and the worker runs on. So is a panic in its future's destructor
+///   (cancelled or not), in the destructor of an output nobody reads, and
+///   in the waker of a task awaiting its handle: none ends the process.
 /// - Spawned tasks are not starved: a worker looks at the global queue
 ///   every 61 turns, and a task that wakes itself goes to the back of its
 ///   worker's queue.
@@ -265,6 +267,13 @@ impl MultiExecutor {
             }
             park();
         }
+    }
+
+    /// A [`TaskGroup`](crate::task::TaskGroup) whose children are tasks
+    /// on this executor: [`MultiHandle::group`].
+    #[must_use]
+    pub fn group<T>(&self) -> crate::task::TaskGroup<'static, T, MultiHandle> {
+        self.handle().group()
     }
 
     /// A handle to this executor's timers (see

@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::future::{Future, poll_fn};
 use std::io;
+use std::marker::PhantomData;
 use std::pin::{Pin, pin};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
@@ -19,8 +20,10 @@ use dinah_core::time::TimerDriver;
 
 use super::{JoinError, JoinHandle};
 use crate::executor::LocalSpawner;
+use crate::multi::MultiHandle;
 use crate::pool::PoolSpawner;
 use crate::primitives::lock_std;
+use crate::time::TimerHandle;
 
 /// How a child ended, as a [`GroupReport`] names it.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -128,10 +131,18 @@ struct Child<T> {
 /// group, joined in spawn order or as they finish, cancelled together, and
 /// shut down with one deadline and a [`GroupReport`].
 ///
-/// Children are tasks on one [`LocalExecutor`](crate::LocalExecutor) (made
-/// with [`LocalExecutor::group`](crate::LocalExecutor::group) or
-/// [`LocalSpawner::group`]) and jobs on any pool
-/// ([`spawn_blocking`](Self::spawn_blocking)), all with output `T`.
+/// Children are tasks on one executor and jobs on any pool
+/// ([`spawn_blocking`](Self::spawn_blocking)), all with output `T`. `S`
+/// is what spawns the tasks:
+///
+/// - a [`LocalSpawner`] (the default): a group made with
+///   [`LocalExecutor::group`](crate::LocalExecutor::group) or
+///   [`LocalSpawner::group`], whose children need not be `Send`;
+/// - a [`MultiHandle`]: a group made with
+///   [`MultiHandle::group`] or
+///   [`MultiExecutor::group`](crate::multi::MultiExecutor::group), whose
+///   children are `Send + 'static`, and which is itself `Send`, so a task
+///   on any worker can own it.
 ///
 /// ```
 /// use std::time::Duration;
@@ -168,8 +179,8 @@ struct Child<T> {
 /// result is dropped. To let children outlive the group, spawn them on the
 /// executor directly instead.
 ///
-/// A group lives on its executor's thread (it spawns there), so it is not
-/// `Send`:
+/// A group on a [`LocalExecutor`](crate::LocalExecutor) lives on its
+/// executor's thread (it spawns there), so it is not `Send`:
 ///
 /// ```compile_fail,E0277
 /// fn send<T: Send>(_: T) {}
@@ -182,53 +193,27 @@ struct Child<T> {
 /// It does not join in any order but the two offered (spawn order, or
 /// finish order), and it keeps each child's id, name and end for its
 /// report until the group is dropped (a few words per child).
-pub struct TaskGroup<'a, T, M: Measure = Unmeasured> {
-    spawner: LocalSpawner<'a, M>,
+pub struct TaskGroup<'a, T, S = LocalSpawner<'a, Unmeasured>> {
+    spawner: S,
+    /// The spawner's executor's timers, for [`shutdown`](Self::shutdown)'s
+    /// deadline.
+    timer: TimerHandle,
     children: Vec<Child<T>>,
     woken: Arc<Mutex<Woken>>,
     /// Children taken from `woken` and not looked at yet.
     to_look: VecDeque<usize>,
     /// Children whose result has not been taken.
     open: usize,
+    /// The group borrows its executor for `'a`.
+    lifetime: PhantomData<&'a ()>,
 }
 
-impl<'a, T, M: Measure> TaskGroup<'a, T, M> {
+impl<'a, T, M: Measure> TaskGroup<'a, T, LocalSpawner<'a, M>> {
     /// An empty group whose tasks `spawner` spawns.
     #[must_use]
     pub fn new(spawner: LocalSpawner<'a, M>) -> Self {
-        Self {
-            spawner,
-            children: Vec::new(),
-            woken: Arc::default(),
-            to_look: VecDeque::new(),
-            open: 0,
-        }
-    }
-
-    fn adopt(
-        &mut self,
-        handle: JoinHandle<T>,
-        name: Option<&'static str>,
-        kind: ChildKind,
-    ) -> TaskId {
-        let index = self.children.len();
-        let id = handle.id();
-        let waker = Waker::from(Arc::new(ChildWaker {
-            index,
-            woken: Arc::clone(&self.woken),
-        }));
-        self.children.push(Child {
-            id,
-            name,
-            kind,
-            handle: Some(handle),
-            waker,
-            end: None,
-        });
-        // A new child is looked at once before it wakes anything.
-        lock_std(&self.woken).children.push(index);
-        self.open += 1;
-        id
+        let timer = spawner.timer();
+        Self::with_spawner(spawner, timer)
     }
 
     /// Spawns `future` as a child task; returns its id.
@@ -258,6 +243,83 @@ impl<'a, T, M: Measure> TaskGroup<'a, T, M> {
     {
         let handle = self.spawner.try_spawn_named(name, future)?;
         Ok(self.adopt(handle, Some(name), ChildKind::Task))
+    }
+}
+
+impl<T> TaskGroup<'static, T, MultiHandle> {
+    /// An empty group whose tasks `handle`'s executor runs.
+    pub(crate) fn on(handle: MultiHandle) -> Self {
+        let timer = handle.timer();
+        Self::with_spawner(handle, timer)
+    }
+
+    /// Spawns `future` as a child task; returns its id.
+    ///
+    /// # Errors
+    ///
+    /// As [`MultiHandle::try_spawn`]: the future is handed back.
+    pub fn spawn<F>(&mut self, future: F) -> Result<TaskId, SpawnError<F>>
+    where
+        F: Future<Output = T> + Send + 'static,
+        T: TaskOutput + Send + 'static,
+    {
+        let handle = self.spawner.try_spawn(future)?;
+        Ok(self.adopt(handle, None, ChildKind::Task))
+    }
+
+    /// Spawns `future` as a child task named `name` (see
+    /// [`MultiHandle::try_spawn_named`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`spawn`](Self::spawn).
+    pub fn spawn_named<F>(&mut self, name: &'static str, future: F) -> Result<TaskId, SpawnError<F>>
+    where
+        F: Future<Output = T> + Send + 'static,
+        T: TaskOutput + Send + 'static,
+    {
+        let handle = self.spawner.try_spawn_named(name, future)?;
+        Ok(self.adopt(handle, Some(name), ChildKind::Task))
+    }
+}
+
+impl<'a, T, S> TaskGroup<'a, T, S> {
+    fn with_spawner(spawner: S, timer: TimerHandle) -> Self {
+        Self {
+            spawner,
+            timer,
+            children: Vec::new(),
+            woken: Arc::default(),
+            to_look: VecDeque::new(),
+            open: 0,
+            lifetime: PhantomData,
+        }
+    }
+
+    fn adopt(
+        &mut self,
+        handle: JoinHandle<T>,
+        name: Option<&'static str>,
+        kind: ChildKind,
+    ) -> TaskId {
+        let index = self.children.len();
+        let id = handle.id();
+        let waker = Waker::from(Arc::new(ChildWaker {
+            index,
+            woken: Arc::clone(&self.woken),
+        }));
+        self.children.push(Child {
+            id,
+            name,
+            kind,
+            handle: Some(handle),
+            waker,
+            end: None,
+        });
+        // A new child is looked at once before it wakes anything.
+        lock_std(&self.woken).children.push(index);
+        self.open += 1;
+        id
     }
 
     /// Spawns `f` as a child job on `pool` (a blocking or worker pool);
@@ -391,7 +453,7 @@ impl<'a, T, M: Measure> TaskGroup<'a, T, M> {
         T: TaskOutput,
     {
         self.cancel_all();
-        let mut timeout = pin!(self.spawner.timer().sleep(deadline));
+        let mut timeout = pin!(self.timer.clone().sleep(deadline));
         poll_fn(|cx| {
             loop {
                 match self.poll_next(cx) {
@@ -416,14 +478,14 @@ impl<'a, T, M: Measure> TaskGroup<'a, T, M> {
     }
 }
 
-impl<T, M: Measure> Drop for TaskGroup<'_, T, M> {
+impl<T, S> Drop for TaskGroup<'_, T, S> {
     /// Cancels every child not yet joined: see "Dropping a group".
     fn drop(&mut self) {
         self.cancel_all();
     }
 }
 
-impl<T, M: Measure> fmt::Debug for TaskGroup<'_, T, M> {
+impl<T, S> fmt::Debug for TaskGroup<'_, T, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TaskGroup")
             .field("children", &self.children.len())

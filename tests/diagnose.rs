@@ -995,8 +995,8 @@ fn every_figure_the_operations_sheet_names_is_one_the_code_emits() {
 fn multi_executor_figures() -> String {
     if cfg!(miri) {
         return "MultiFigures { workers: [WorkerFigures { worker: polls: busy: steals: stolen: \
-                sleeps: queued: polling: }], global_queued: awake: searching: asleep: \
-                live_tasks: }"
+                sleeps: queued: polling: woken_polls: wake_to_poll: longest_wake_to_poll: }], \
+                global_queued: awake: searching: asleep: live_tasks: }"
             .to_owned();
     }
     format!(

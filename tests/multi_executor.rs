@@ -316,8 +316,10 @@ fn multi_executor_diagnose_names_a_blocked_worker_and_the_capacity_left_and_is_s
     use dinah::telemetry::{Thresholds, Verdict, WorkersLeft};
     let executor = measured(2);
     let handle = executor.handle();
+    // Generous, so that an interpreter or a sanitizer is not a stall.
     let thresholds = Thresholds {
         blocked: Duration::from_secs(60),
+        ready_delay: Duration::from_secs(60),
         ..Thresholds::default()
     };
     // Loaded, every poll short: nothing to say.
@@ -391,6 +393,101 @@ fn multi_executor_diagnose_names_a_blocked_worker_and_the_capacity_left_and_is_s
     release.store(true, Ordering::Release);
     executor.block_on(uplink).unwrap();
     assert_eq!(executor.diagnose(&thresholds), []);
+}
+
+/// A task ready while every worker is held by a poll shorter than the
+/// blocked threshold waits in the global queue: the diagnosis names it as
+/// ready but delayed, across the queues. Once the workers are free it is
+/// polled, and the wake-to-poll figures count every poll that followed a
+/// wake or a spawn.
+#[test]
+fn multi_executor_diagnose_names_a_task_ready_but_delayed_and_counts_wake_to_poll() {
+    use dinah::telemetry::{Thresholds, Verdict};
+    let executor = measured(2);
+    let handle = executor.handle();
+    let started = Arc::new(Barrier::new(3));
+    let release = Arc::new(AtomicBool::new(false));
+    let _release_on_exit = SetOnDrop(Arc::clone(&release));
+    let holders: Vec<_> = (0..2)
+        .map(|_| {
+            let (started, release) = (Arc::clone(&started), Arc::clone(&release));
+            handle
+                .try_spawn(async move {
+                    started.wait();
+                    while !release.load(Ordering::Acquire) {
+                        std::thread::yield_now();
+                    }
+                })
+                .unwrap_or_else(|_| unreachable!())
+        })
+        .collect();
+    // Both workers are held: the next task waits.
+    started.wait();
+    let late = handle
+        .try_spawn_named("late", async {
+            for _ in 0..3 {
+                yield_now().await;
+            }
+        })
+        .unwrap_or_else(|_| unreachable!());
+    let thresholds = Thresholds {
+        blocked: Duration::from_secs(3600),
+        ready_delay: Duration::ZERO,
+        ..Thresholds::default()
+    };
+    // Its stamp is older than now as soon as the clock moves on.
+    let verdicts = (0..1_000_000)
+        .map(|_| executor.diagnose(&thresholds))
+        .find(|verdicts| !verdicts.is_empty())
+        .expect("a verdict");
+    let [
+        Verdict::ReadyButDelayed {
+            task,
+            name,
+            ready_tasks,
+            ..
+        },
+    ] = &verdicts[..]
+    else {
+        panic!("one task ready but delayed: {verdicts:?}");
+    };
+    assert_eq!((*task, *name, *ready_tasks), (late.id(), Some("late"), 1));
+    // Through the handle, from any thread, the same.
+    assert!(matches!(
+        &handle.diagnose(&thresholds)[..],
+        [Verdict::ReadyButDelayed {
+            name: Some("late"),
+            ..
+        }]
+    ));
+    release.store(true, Ordering::Release);
+    executor.block_on(async move {
+        for holder in holders {
+            holder.await.unwrap();
+        }
+        late.await.unwrap();
+    });
+    let report = executor.shutdown();
+    assert_eq!(report.left(), 0);
+    let figures = executor.figures();
+    // Every poll followed a spawn or a wake: the holders' one poll each,
+    // the late task's four (its first, and one per yield).
+    let polls: u64 = figures.workers.iter().map(|w| w.polls).sum();
+    let woken: u64 = figures.workers.iter().map(|w| w.woken_polls).sum();
+    assert_eq!((polls, woken), (6, 6), "{figures:?}");
+    let longest = figures
+        .workers
+        .iter()
+        .map(|w| w.longest_wake_to_poll)
+        .max()
+        .unwrap();
+    // The late task waited for a worker at least as long as the diagnosis
+    // took to see it waiting.
+    assert!(longest > Duration::ZERO, "{figures:?}");
+    for worker in &figures.workers {
+        assert!(worker.mean_wake_to_poll() <= worker.longest_wake_to_poll);
+        assert!(worker.wake_to_poll >= worker.longest_wake_to_poll);
+    }
 }
 
 /// A task whose socket always has data never returns `Pending` on its own:

@@ -30,15 +30,29 @@ pub(super) struct Counters {
     polling: AtomicU64,
     /// When that poll began, on the executor's clock.
     started: AtomicU64,
+    /// Polls that followed a wake (or a spawn), and the nanoseconds from
+    /// each wake to its poll, in all and the longest.
+    woken_polls: AtomicU64,
+    wake_to_poll: AtomicU64,
+    longest_wake_to_poll: AtomicU64,
 }
 
 impl Counters {
-    /// A poll of `task` begins; returns the clock's reading.
+    /// A poll of `task`, ready since `ready_since` (0: not stamped),
+    /// begins; returns the clock's reading.
     #[inline]
-    pub(super) fn poll_begins(&self, clock: &StdClock, task: TaskId) -> u64 {
+    pub(super) fn poll_begins(&self, clock: &StdClock, task: TaskId, ready_since: u64) -> u64 {
         let now = clock.now();
         self.started.store(now, Ordering::Relaxed);
         self.polling.store(task.get(), Ordering::Release);
+        if ready_since != 0 {
+            let waited = now.saturating_sub(ready_since);
+            add(&self.woken_polls, 1);
+            add(&self.wake_to_poll, waited);
+            if waited > self.longest_wake_to_poll.load(Ordering::Relaxed) {
+                self.longest_wake_to_poll.store(waited, Ordering::Relaxed);
+            }
+        }
         now
     }
 
@@ -86,6 +100,11 @@ impl Counters {
             sleeps: self.sleeps.load(Ordering::Relaxed),
             queued,
             polling: TaskId::new(polling).ok().filter(|_| polling != 0),
+            woken_polls: self.woken_polls.load(Ordering::Relaxed),
+            wake_to_poll: Duration::from_nanos(self.wake_to_poll.load(Ordering::Relaxed)),
+            longest_wake_to_poll: Duration::from_nanos(
+                self.longest_wake_to_poll.load(Ordering::Relaxed),
+            ),
         }
     }
 }
@@ -122,6 +141,31 @@ pub struct WorkerFigures {
     pub queued: usize,
     /// The task it is polling now, if any.
     pub polling: Option<TaskId>,
+    /// Its polls that followed a wake or a spawn (each task's first poll,
+    /// and each poll after the task was woken).
+    pub woken_polls: u64,
+    /// Wake-to-poll: the time from each such wake (or spawn) to its poll,
+    /// in all; over `woken_polls`, the mean. It counts the time a task
+    /// waited in any queue (the global one, another worker's deque it was
+    /// stolen from, this worker's), not only this worker's.
+    pub wake_to_poll: Duration,
+    /// The longest of those waits.
+    pub longest_wake_to_poll: Duration,
+}
+
+impl WorkerFigures {
+    /// The mean wake-to-poll time of this worker's polls; zero before any.
+    #[must_use]
+    pub fn mean_wake_to_poll(&self) -> Duration {
+        match u32::try_from(self.woken_polls) {
+            Ok(0) => Duration::ZERO,
+            Ok(polls) => self.wake_to_poll / polls,
+            Err(_) => Duration::from_nanos(
+                u64::try_from(self.wake_to_poll.as_nanos() / u128::from(self.woken_polls))
+                    .unwrap_or(u64::MAX),
+            ),
+        }
+    }
 }
 
 /// A multi-thread executor's figures, read at one moment (each read is

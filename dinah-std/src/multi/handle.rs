@@ -145,6 +145,29 @@ impl MultiHandle {
         self.shared.blocking.try_spawn(f)
     }
 
+    /// The executor's figures now, as [`MultiExecutor::figures`]: this
+    /// handle may read them from any thread, as a monitor does.
+    #[must_use]
+    pub fn figures(&self) -> super::MultiFigures {
+        super::diagnosis::figures(&self.shared)
+    }
+
+    /// What is not progressing, as [`MultiExecutor::diagnose`].
+    #[must_use]
+    pub fn diagnose(
+        &self,
+        thresholds: &crate::telemetry::Thresholds,
+    ) -> Vec<crate::telemetry::Verdict> {
+        super::diagnosis::diagnose(&self.shared, thresholds)
+    }
+
+    /// The figures of the executor's reactor, as
+    /// [`MultiExecutor::io_figures`].
+    #[must_use]
+    pub fn io_figures(&self) -> crate::io::IoFigures {
+        self.shared.io_figures()
+    }
+
     /// The blocking pool's counters now.
     #[must_use]
     pub fn blocking_stats(&self) -> crate::pool::PoolStats {

@@ -12,6 +12,7 @@
 //! | `shared.rs` | what all workers and handles share, and where a wake lands |
 //! | `worker.rs` | a worker's queues as its thread sees them, and its loop |
 //! | `figures.rs` | what it counts of itself |
+//! | `diagnosis.rs` | its figures read whole, and its verdicts |
 //! | `task.rs` | a task's cell, its future's guard, and `spawn` |
 //! | `registry.rs` | the live tasks, for shutdown and its report |
 //!
@@ -37,6 +38,7 @@
 #![forbid(unsafe_code)]
 
 mod config;
+mod diagnosis;
 mod figures;
 mod handle;
 mod registry;
@@ -286,11 +288,7 @@ impl MultiExecutor {
     /// The figures of this executor's reactor.
     #[must_use]
     pub fn io_figures(&self) -> crate::io::IoFigures {
-        self.shared
-            .driver
-            .reactor()
-            .map(|reactor| reactor.figures())
-            .unwrap_or_default()
+        self.shared.io_figures()
     }
 
     /// Tasks accepted and not ended.
@@ -306,25 +304,30 @@ impl MultiExecutor {
     /// [`MultiConfig::measure`] is on.
     #[must_use]
     pub fn figures(&self) -> MultiFigures {
-        let shared = &self.shared;
-        figures::read(
-            &shared.counters,
-            |worker| shared.stealers[worker].len(),
-            shared.injector.len(),
-            shared.idle.counts(),
-            shared.live.load(Ordering::Acquire),
-        )
+        diagnosis::figures(&self.shared)
     }
 
-    /// What is not progressing, from its figures: each worker whose poll
-    /// has run longer than `thresholds.blocked`, with its task, its name,
-    /// how long, the tasks in its own queue behind it (the other workers
-    /// may steal them), and how many workers are left; a verdict of
+    /// What is not progressing, from its figures:
+    ///
+    /// - [`WorkerBlocked`](crate::telemetry::Verdict::WorkerBlocked) for
+    ///   each worker whose poll has run longer than `thresholds.blocked`,
+    ///   with its task, its name, how long, the tasks in its own queue
+    ///   behind it (the other workers may steal them), and how many
+    ///   workers are left;
+    /// - else [`ReadyButDelayed`](crate::telemetry::Verdict::ReadyButDelayed)
+    ///   when tasks have been ready (woken or new, in any queue: the
+    ///   global one or a worker's) for longer than
+    ///   `thresholds.ready_delay`: the one ready longest, and how many.
+    ///   While a worker is blocked, the tasks behind it are its verdict's
+    ///   evidence, not a verdict of their own.
+    ///
+    /// A verdict of
     /// [`Cause::HostStarved`](crate::telemetry::Cause::HostStarved) does
-    /// not come from here. Nothing while every poll is short, however
-    /// loaded the workers are. Needs [`MultiConfig::measure`]: an
-    /// executor that does not measure itself has no poll stamps, and
-    /// returns nothing.
+    /// not come from here. Nothing while polls are short and tasks are
+    /// picked up within the threshold, however loaded the workers are.
+    /// Needs [`MultiConfig::measure`]: an executor that does not measure
+    /// itself has no stamps, and returns nothing. The same as
+    /// [`MultiHandle::diagnose`], which any thread may call.
     ///
     /// ```
     /// use std::sync::atomic::{AtomicBool, Ordering};
@@ -367,38 +370,7 @@ impl MultiExecutor {
         &self,
         thresholds: &crate::telemetry::Thresholds,
     ) -> Vec<crate::telemetry::Verdict> {
-        let shared = &self.shared;
-        let Some(clock) = &shared.clock else {
-            return Vec::new();
-        };
-        let blocked: Vec<_> = shared
-            .counters
-            .iter()
-            .enumerate()
-            .filter_map(|(worker, counters)| {
-                counters
-                    .blocked(clock, thresholds.blocked)
-                    .map(|(task, running_for)| (worker, task, running_for))
-            })
-            .collect();
-        let workers = shared.workers();
-        let left = crate::telemetry::WorkersLeft {
-            left: workers - blocked.len(),
-            of: workers,
-        };
-        blocked
-            .into_iter()
-            .map(
-                |(worker, task, running_for)| crate::telemetry::Verdict::WorkerBlocked {
-                    task,
-                    name: shared.registry.name_of(task),
-                    worker: dinah_core::WorkerId::new(worker as u64 + 1).ok(),
-                    running_for,
-                    ready_behind: shared.stealers[worker].len(),
-                    left: Some(left),
-                },
-            )
-            .collect()
+        diagnosis::diagnose(&self.shared, thresholds)
     }
 
     /// The number of worker threads.

@@ -18,8 +18,10 @@
 //!    under the same lock that takes the task out.
 #![forbid(unsafe_code)]
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::Waker;
+use std::time::Duration;
 
 use dinah_core::TaskId;
 
@@ -31,6 +33,9 @@ struct Entry {
     id: TaskId,
     name: Option<&'static str>,
     waker: Waker,
+    /// Since when it has been ready, where the executor measures itself
+    /// (the same stamp its cell carries; 0: not ready).
+    ready: Option<Arc<AtomicU64>>,
 }
 
 /// A place in a shard: a live task, or the next free place.
@@ -96,6 +101,14 @@ pub(super) struct Key {
     at: usize,
 }
 
+/// What [`Registry::ready_beyond`] found.
+pub(super) struct ReadyBeyond {
+    pub(super) task: TaskId,
+    pub(super) name: Option<&'static str>,
+    pub(super) ready_for: Duration,
+    pub(super) tasks: usize,
+}
+
 /// The live tasks (see the module docs).
 pub(super) struct Registry {
     shards: Box<[Mutex<Shard>]>,
@@ -123,6 +136,7 @@ impl Registry {
         &self,
         id: TaskId,
         name: Option<&'static str>,
+        ready: Option<Arc<AtomicU64>>,
         build: impl FnOnce(Key) -> (R, Waker),
     ) -> Option<R> {
         let shard = self.shard_of(id);
@@ -136,7 +150,12 @@ impl Registry {
             places.free
         };
         let (made, waker) = build(Key { shard, at });
-        let placed = places.insert(Entry { id, name, waker });
+        let placed = places.insert(Entry {
+            id,
+            name,
+            waker,
+            ready,
+        });
         debug_assert_eq!(placed, at);
         Some(made)
     }
@@ -176,6 +195,39 @@ impl Registry {
             Place::Live(entry) if entry.id == id => entry.name,
             _ => None,
         })
+    }
+
+    /// The tasks ready for longer than `limit` at `now` (both on the
+    /// executor's clock): how many, and the one ready longest, with its
+    /// name and since when. Nothing where the executor does not measure
+    /// itself.
+    pub(super) fn ready_beyond(&self, now: u64, limit: Duration) -> Option<ReadyBeyond> {
+        let limit = u64::try_from(limit.as_nanos()).unwrap_or(u64::MAX);
+        let mut found: Option<ReadyBeyond> = None;
+        for shard in &*self.shards {
+            for place in &lock(shard).places {
+                let Place::Live(entry) = place else { continue };
+                let Some(ready) = &entry.ready else { continue };
+                let since = ready.load(Ordering::Relaxed);
+                let ready_for = now.saturating_sub(since);
+                if since == 0 || ready_for <= limit {
+                    continue;
+                }
+                let found = found.get_or_insert(ReadyBeyond {
+                    task: entry.id,
+                    name: entry.name,
+                    ready_for: Duration::ZERO,
+                    tasks: 0,
+                });
+                found.tasks += 1;
+                if Duration::from_nanos(ready_for) > found.ready_for {
+                    found.task = entry.id;
+                    found.name = entry.name;
+                    found.ready_for = Duration::from_nanos(ready_for);
+                }
+            }
+        }
+        found
     }
 
     /// A waker for every live task.

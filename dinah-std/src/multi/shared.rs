@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 
 use crossbeam_deque::{Injector, Stealer};
 use dinah_core::TaskId;
+use dinah_core::telemetry::Clock;
 
 use super::figures::Counters;
 use super::registry::Registry;
@@ -120,8 +121,20 @@ impl Shared {
         TaskId::new(n).unwrap_or(TaskId::MAX)
     }
 
+    /// The figures of the runtime's reactor.
+    pub(super) fn io_figures(&self) -> crate::io::IoFigures {
+        self.driver
+            .reactor()
+            .map(|reactor| reactor.figures())
+            .unwrap_or_default()
+    }
+
     /// Where a wake of one of this runtime's tasks lands (invariant 1).
     pub(super) fn schedule(self: &Arc<Self>, runnable: Runnable, yielded: bool) {
+        if let (Some(clock), Some(ready)) = (&self.clock, &runnable.metadata().ready) {
+            // Never 0, which means "not ready".
+            ready.store(clock.now().max(1), Ordering::Relaxed);
+        }
         let runnable = match WorkerHere::schedule(self, runnable, yielded) {
             Ok(()) => return,
             Err(runnable) => runnable,

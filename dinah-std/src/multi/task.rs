@@ -28,7 +28,7 @@ use std::future::{Future, poll_fn};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::{Pin, pin};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
 use async_task::{Builder, ScheduleInfo, WithInfo};
@@ -197,7 +197,9 @@ where
     let id = shared.next_id();
     let mut future = Some(future);
     shared.live.fetch_add(1, Ordering::AcqRel);
-    let made = shared.registry.enter(id, name, |key| {
+    let ready = shared.clock.is_some().then(|| Arc::new(AtomicU64::new(0)));
+    let stamp = ready.clone();
+    let made = shared.registry.enter(id, name, ready, |key| {
         let guard = Guard {
             future: future.take(),
             shared: Arc::clone(shared),
@@ -209,7 +211,7 @@ where
             to.schedule(runnable, info.woken_while_running);
         };
         let (runnable, task) = Builder::new()
-            .metadata(CellMeta::new(id))
+            .metadata(CellMeta::new(id, stamp))
             .spawn(move |_| run(guard), WithInfo(schedule));
         let waker = runnable.waker();
         ((runnable, task, waker.clone()), waker)

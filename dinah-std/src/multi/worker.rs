@@ -273,7 +273,12 @@ impl WorkerHere {
             None => run(runnable),
             Some(clock) => {
                 let counters = &self.shared.counters[self.index];
-                let started = counters.poll_begins(clock, runnable.metadata().id);
+                let meta = runnable.metadata();
+                let ready_since = meta
+                    .ready
+                    .as_ref()
+                    .map_or(0, |ready| ready.swap(0, Ordering::Relaxed));
+                let started = counters.poll_begins(clock, meta.id, ready_since);
                 run(runnable);
                 counters.poll_ended(clock, started);
             }

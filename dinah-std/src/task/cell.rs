@@ -26,7 +26,7 @@ use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 
 use dinah_core::TaskId;
@@ -39,13 +39,18 @@ pub(crate) struct CellMeta {
     pub(crate) id: TaskId,
     /// The handle's `cancel` returned `true` (invariant 2).
     cancel: AtomicBool,
+    /// Where the executor measures itself: since when (on its clock) the
+    /// task has been ready and not yet polled, 0 while it is not; shared
+    /// with the executor's list of live tasks, which its diagnosis reads.
+    pub(crate) ready: Option<Arc<AtomicU64>>,
 }
 
 impl CellMeta {
-    pub(crate) fn new(id: TaskId) -> Self {
+    pub(crate) fn new(id: TaskId, ready: Option<Arc<AtomicU64>>) -> Self {
         Self {
             id,
             cancel: AtomicBool::new(false),
+            ready,
         }
     }
 

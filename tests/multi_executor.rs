@@ -490,6 +490,90 @@ fn multi_executor_diagnose_names_a_task_ready_but_delayed_and_counts_wake_to_pol
     }
 }
 
+/// Given a recorder's sink, the executor's timeline has one lane per
+/// worker thread: the polls of each worker on its own, and a steal marked
+/// on the lane of the worker that stole.
+#[test]
+fn multi_executor_timeline_has_a_lane_per_worker_with_its_steals() {
+    use dinah::telemetry::Recorder;
+    let timeline = Arc::new(Recorder::new(1 << 14).unwrap());
+    let executor = MultiExecutor::with_sink(
+        MultiConfig {
+            workers: Some(2),
+            name: "lane",
+            ..MultiConfig::default()
+        },
+        Arc::new(timeline.source("multi")),
+    )
+    .unwrap();
+    let handle = executor.handle();
+    const CHILDREN: usize = 10;
+    let done = Arc::new(AtomicUsize::new(0));
+    let parent = {
+        let (handle, done) = (handle.clone(), Arc::clone(&done));
+        handle
+            .clone()
+            .try_spawn_named("parent", async move {
+                for _ in 0..CHILDREN {
+                    let done = Arc::clone(&done);
+                    drop(
+                        handle
+                            .try_spawn_named("child", async move {
+                                done.fetch_add(1, Ordering::SeqCst);
+                            })
+                            .unwrap_or_else(|_| unreachable!()),
+                    );
+                }
+                // Holds its worker until the other one has stolen and run
+                // the children queued behind it (the one in its next-task
+                // slot is not stolen).
+                while done.load(Ordering::SeqCst) < CHILDREN - 1 {
+                    std::thread::yield_now();
+                }
+            })
+            .unwrap_or_else(|_| unreachable!())
+    };
+    executor.block_on(parent).unwrap();
+    executor.block_on(async {
+        while done.load(Ordering::SeqCst) < CHILDREN {
+            yield_now().await;
+        }
+    });
+    assert_eq!(executor.shutdown().left(), 0);
+    assert!(!executor.sink_failed());
+    let json = timeline.chrome_trace();
+    // The lanes: the workers' threads, by name, and their numbers.
+    let lane = |name: &str| -> Option<String> {
+        let at = json.find(&format!(r#""args":{{"name":"{name}"}}"#))?;
+        let line = json[..at].rsplit('\n').next()?;
+        let tid = line.split(r#""tid":"#).nth(1)?.split(',').next()?;
+        Some(tid.to_owned())
+    };
+    let lanes: Vec<String> = ["lane-1", "lane-2"]
+        .iter()
+        .filter_map(|n| lane(n))
+        .collect();
+    assert_eq!(lanes.len(), 2, "a lane per worker: {json}");
+    let on_lane = |what: &str, tid: &str| {
+        json.lines()
+            .any(|line| line.contains(what) && line.contains(&format!(r#""tid":{tid},"#)))
+    };
+    // Both workers polled (the parent on one, stolen children on the
+    // other), and the steal is marked where it happened: on a lane whose
+    // worker then polled a child.
+    for tid in &lanes {
+        assert!(
+            on_lane(r#""cat":"poll""#, tid),
+            "polls on lane {tid}: {json}"
+        );
+    }
+    assert!(
+        lanes.iter().any(|tid| on_lane(r#""name":"stolen""#, tid)
+            && on_lane(r#""name":"child","cat":"poll""#, tid)),
+        "a steal marked on the thief's lane: {json}"
+    );
+}
+
 /// A task whose socket always has data never returns `Pending` on its own:
 /// the executor's budget makes its reads yield now and then, so the other
 /// task on the same single worker runs before the data runs out.

@@ -947,17 +947,22 @@ mod panics_in_user_code {
         }
     }
 
-    /// The multi-thread executor takes no telemetry sink or clock of the
-    /// user's, so its sites are the task's own code and the waker of the
-    /// task that awaits it.
+    /// The multi-thread executor takes no clock of the user's; its sink is
+    /// called on the workers, where a panic is caught and the sink
+    /// switched off, and the tasks run on.
     fn multi_executor_site(site: Site) {
         use dinah::executor::{MultiConfig, MultiExecutor};
         let label = format!("MultiExecutor / {site:?}");
-        let executor = MultiExecutor::with_config(MultiConfig {
+        let sink = TrapSink::new(TraceEventKind::PollEnded);
+        let config = MultiConfig {
             workers: Some(2),
             ..MultiConfig::default()
-        })
-        .unwrap();
+        };
+        let executor = if site == Site::Sink {
+            MultiExecutor::with_sink(config, sink.clone()).unwrap()
+        } else {
+            MultiExecutor::with_config(config).unwrap()
+        };
         let handle = executor.handle();
         let subject: Option<JoinHandle<Result<u32, ()>>> = match site {
             Site::Body => Some(
@@ -1015,7 +1020,18 @@ mod panics_in_user_code {
                 go.send(()).unwrap();
                 Some(subject)
             }
-            Site::Sink | Site::Clock => return,
+            Site::Sink => {
+                sink.armed.store(true, Ordering::SeqCst);
+                Some(
+                    handle
+                        .try_spawn(async {
+                            yield_now().await;
+                            Ok(1)
+                        })
+                        .unwrap(),
+                )
+            }
+            Site::Clock => return,
         };
         let bystander = handle
             .try_spawn(async {
@@ -1044,6 +1060,7 @@ mod panics_in_user_code {
         );
         // Every task has left: the unread output was dropped with its panic
         // caught, and the shutdown finds nothing live.
+        assert_eq!(executor.sink_failed(), site == Site::Sink, "{label}");
         let report = executor.shutdown();
         assert_eq!(report.left(), 0, "{label}");
     }

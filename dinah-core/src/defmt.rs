@@ -226,6 +226,7 @@ impl Format for TraceEventKind {
             Self::PollEnded => "PollEnded",
             Self::TimerWait => "TimerWait",
             Self::IoWait => "IoWait",
+            Self::Stolen => "Stolen",
         };
         write!(f, "{=str}", name);
     }

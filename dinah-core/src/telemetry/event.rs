@@ -50,6 +50,10 @@ pub enum TraceEventKind {
     /// readiness (hosted reactor): its wait until the next `Woken` is a
     /// wait for I/O.
     IoWait,
+    /// A multi-thread executor's worker took the task from another
+    /// worker's queue (with others: a steal takes up to half a queue) and
+    /// polls it next; recorded on the thief's thread.
+    Stolen,
 }
 
 /// One recorded event: which task, what happened to it, and when.

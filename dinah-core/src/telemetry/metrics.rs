@@ -237,7 +237,8 @@ macro_rules! runtime_metrics {
             /// in `wakes`, `SelfWoken` in `wakes` and `self_wakes`,
             /// `StaleWake` in `stale_wakes`. `PollEnded` counts nothing
             /// (it pairs with `PollStarted`), nor do `TimerWait` and `IoWait` (timer
-            /// figures are the timer store's).
+            /// figures are the timer store's), nor `Stolen` (a multi-thread
+            /// executor's workers count their steals).
             pub fn record_event(&self, kind: super::TraceEventKind) {
                 use super::TraceEventKind as Kind;
                 match kind {
@@ -257,7 +258,7 @@ macro_rules! runtime_metrics {
                         self.self_wakes.saturating_increment();
                     }
                     Kind::StaleWake => self.stale_wakes.saturating_increment(),
-                    Kind::PollEnded | Kind::TimerWait | Kind::IoWait => {}
+                    Kind::PollEnded | Kind::TimerWait | Kind::IoWait | Kind::Stolen => {}
                 }
             }
 

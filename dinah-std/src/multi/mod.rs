@@ -15,6 +15,7 @@
 //! | `diagnosis.rs` | its figures read whole, and its verdicts |
 //! | `task.rs` | a task's cell, its future's guard, and `spawn` |
 //! | `registry.rs` | the live tasks, for shutdown and its report |
+//! | `trace.rs` | its task events, given to a sink from each worker |
 //!
 //! Who is awake, searching or asleep, and whom new work wakes, is
 //! `runtime/idle.rs`; one worker's sleep, on its thread or in the driver,
@@ -45,6 +46,7 @@ mod registry;
 mod shared;
 mod shutdown;
 mod task;
+mod trace;
 mod worker;
 
 use std::fmt;
@@ -159,6 +161,73 @@ impl MultiExecutor {
     /// thread (the ones started are stopped and joined first);
     /// [`PoolError::Reactor`] when the reactor cannot be made.
     pub fn with_config(config: MultiConfig) -> Result<Self, PoolError> {
+        Self::build(config, None)
+    }
+
+    /// An executor set up by `config` that measures itself (as
+    /// [`MultiConfig::measure`]) and gives its task events to `sink`, each
+    /// from the thread it happened on: a wake on the waking thread, a
+    /// task's polls on the worker that made them, a steal (a
+    /// [`Stolen`](dinah_core::telemetry::TraceEventKind::Stolen) event) on
+    /// the worker that stole. A [`Recorder`](crate::telemetry::Recorder)'s
+    /// timeline then has a lane per worker, with its polls and steals.
+    ///
+    /// It emits `Submitted`, `Woken` or `SelfWoken` (a task that woke
+    /// itself in its poll, a yield among them), `PollStarted`/`PollEnded`,
+    /// `Stolen`, and `Completed`, `Failed` or `CancellationAcknowledged`;
+    /// not `Started`, nor the timer and socket waits. Stamps are the
+    /// host's clock, in nanoseconds.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use dinah::executor::{MultiConfig, MultiExecutor};
+    /// use dinah::telemetry::Recorder;
+    ///
+    /// let timeline = Arc::new(Recorder::new(4096)?);
+    /// let executor = MultiExecutor::with_sink(
+    ///     MultiConfig { workers: Some(2), name: "worker", ..MultiConfig::default() },
+    ///     Arc::new(timeline.source("service")),
+    /// )?;
+    /// let task = executor.try_spawn_named("job", async { dinah::yield_now().await }).unwrap();
+    /// executor.block_on(task).unwrap();
+    /// drop(executor);
+    /// let json = timeline.chrome_trace();
+    /// // Its polls are on a worker's lane, named after the worker's thread.
+    /// assert!(json.contains(r#""cat":"poll""#) && json.contains("worker-"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// The sink is called on the workers: if it panics, the panic is
+    /// caught and the sink is not called again
+    /// ([`sink_failed`](Self::sink_failed) says so); the tasks run on.
+    ///
+    /// # Errors
+    ///
+    /// As [`with_config`](Self::with_config).
+    pub fn with_sink(
+        config: MultiConfig,
+        sink: Arc<dyn dinah_core::telemetry::Sink + Send + Sync>,
+    ) -> Result<Self, PoolError> {
+        Self::build(
+            MultiConfig {
+                measure: true,
+                ..config
+            },
+            Some(trace::Tracer::new(sink)),
+        )
+    }
+
+    /// Whether the sink given to [`with_sink`](Self::with_sink) panicked,
+    /// and so is no longer called.
+    #[must_use]
+    pub fn sink_failed(&self) -> bool {
+        self.shared
+            .tracer
+            .as_ref()
+            .is_some_and(trace::Tracer::failed)
+    }
+
+    fn build(config: MultiConfig, tracer: Option<trace::Tracer>) -> Result<Self, PoolError> {
         let workers = config.worker_count();
         if workers == 0 {
             return Err(PoolError::ZeroMaxThreads);
@@ -176,6 +245,7 @@ impl MultiExecutor {
             config.start_paused,
             blocking.spawner(),
             config.measure,
+            tracer,
         ));
         let executor = Self {
             shared: Arc::clone(&shared),

@@ -23,10 +23,11 @@ use std::sync::{Arc, Mutex};
 
 use crossbeam_deque::{Injector, Stealer};
 use dinah_core::TaskId;
-use dinah_core::telemetry::Clock;
+use dinah_core::telemetry::{Clock, TraceEventKind};
 
 use super::figures::Counters;
 use super::registry::Registry;
+use super::trace::Tracer;
 use super::worker::WorkerHere;
 use crate::pool::PoolSpawner;
 use crate::primitives::{Thread, lock};
@@ -77,6 +78,8 @@ pub(super) struct Shared {
     pub(super) counters: Box<[Counters]>,
     /// The clock the counters read, when the executor measures itself.
     pub(super) clock: Option<StdClock>,
+    /// Where its task events go, if it was given a sink.
+    pub(super) tracer: Option<Tracer>,
 }
 
 impl Shared {
@@ -86,6 +89,7 @@ impl Shared {
         paused: bool,
         blocking: PoolSpawner,
         measure: bool,
+        tracer: Option<Tracer>,
     ) -> Self {
         let workers = stealers.len();
         Self {
@@ -107,6 +111,7 @@ impl Shared {
             blocking,
             counters: (0..workers).map(|_| Counters::default()).collect(),
             clock: measure.then(StdClock::new),
+            tracer,
         }
     }
 
@@ -131,6 +136,20 @@ impl Shared {
 
     /// Where a wake of one of this runtime's tasks lands (invariant 1).
     pub(super) fn schedule(self: &Arc<Self>, runnable: Runnable, yielded: bool) {
+        if let Some(tracer) = &self.tracer {
+            let kind = if yielded {
+                TraceEventKind::SelfWoken
+            } else {
+                TraceEventKind::Woken
+            };
+            tracer.emit(runnable.metadata().id, kind);
+        }
+        self.schedule_new(runnable, yielded);
+    }
+
+    /// Queues a task: a new one (no wake to trace), or one woken
+    /// (invariant 1).
+    pub(super) fn schedule_new(self: &Arc<Self>, runnable: Runnable, yielded: bool) {
         if let (Some(clock), Some(ready)) = (&self.clock, &runnable.metadata().ready) {
             // Never 0, which means "not ready".
             ready.store(clock.now().max(1), Ordering::Relaxed);

@@ -32,8 +32,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
 use async_task::{Builder, ScheduleInfo, WithInfo};
+use dinah_core::TaskId;
 use dinah_core::executor::SpawnError;
 use dinah_core::task::TaskOutput;
+use dinah_core::telemetry::TraceEventKind;
 
 use super::registry::Key;
 use super::shared::Shared;
@@ -50,12 +52,21 @@ struct Guard<F> {
     shared: Arc<Shared>,
     /// Where the task is in the registry.
     key: Key,
+    id: TaskId,
     left: bool,
 }
 
 impl<F> Guard<F> {
     /// Takes the task out of the runtime, ended as `end`.
     fn leave(&mut self, end: ChildEnd) {
+        if let Some(tracer) = &self.shared.tracer {
+            let kind = match end {
+                ChildEnd::Completed => TraceEventKind::Completed,
+                ChildEnd::Cancelled => TraceEventKind::CancellationAcknowledged,
+                _ => TraceEventKind::Failed,
+            };
+            tracer.emit(self.id, kind);
+        }
         self.left = true;
         self.shared.registry.leave(self.key, end);
         self.shared.ended();
@@ -204,6 +215,7 @@ where
             future: future.take(),
             shared: Arc::clone(shared),
             key,
+            id,
             left: false,
         };
         let to = Arc::clone(shared);
@@ -221,6 +233,12 @@ where
         let future = future.take().unwrap_or_else(|| unreachable!("not built"));
         return Err(SpawnError::Shutdown(future));
     };
-    runnable.schedule();
+    if let Some(tracer) = &shared.tracer {
+        if let Some(name) = name {
+            tracer.name(id, name);
+        }
+        tracer.emit(id, TraceEventKind::Submitted);
+    }
+    shared.schedule_new(runnable, false);
     Ok(JoinHandle::of_cell(CellHandle::new(task, waker)))
 }

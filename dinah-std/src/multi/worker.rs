@@ -38,6 +38,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use crossbeam_deque::{Steal, Worker};
+use dinah_core::telemetry::TraceEventKind;
 
 use super::shared::{Runnable, Shared};
 use crate::runtime::context;
@@ -175,6 +176,9 @@ impl WorkerHere {
                             let moved = self.local.len().saturating_sub(before) + 1;
                             self.shared.counters[self.index].stole(moved);
                         }
+                        if let Some(tracer) = &self.shared.tracer {
+                            tracer.emit(runnable.metadata().id, TraceEventKind::Stolen);
+                        }
                         return Some(runnable);
                     }
                     Steal::Empty => break,
@@ -278,8 +282,16 @@ impl WorkerHere {
                     .ready
                     .as_ref()
                     .map_or(0, |ready| ready.swap(0, Ordering::Relaxed));
-                let started = counters.poll_begins(clock, meta.id, ready_since);
-                run(runnable);
+                let id = meta.id;
+                let started = counters.poll_begins(clock, id, ready_since);
+                match &self.shared.tracer {
+                    None => run(runnable),
+                    Some(tracer) => {
+                        tracer.emit(id, TraceEventKind::PollStarted);
+                        run(runnable);
+                        tracer.emit(id, TraceEventKind::PollEnded);
+                    }
+                }
                 counters.poll_ended(clock, started);
             }
         }

@@ -213,7 +213,8 @@ impl Recorder {
     ///   source and task id) from the submission or wake to the start or
     ///   poll that ended it, named `queued` (before the first start) or
     ///   `ready` (after a wake); a wait still open at the end stays open;
-    /// - rejects, stale wakes and cancellation requests are instants (`i`);
+    /// - rejects, stale wakes, cancellation requests and steals (on the
+    ///   thief's thread) are instants (`i`);
     /// - each source's count of open waits is a counter (`C`) named
     ///   `queue depth`.
     ///
@@ -493,6 +494,7 @@ fn export(log: &Log) -> String {
                 tasks.remove(&(entry.source, task));
             }
             TraceEventKind::StaleWake => here.instant(&mut json, "stale wake"),
+            TraceEventKind::Stolen => here.instant(&mut json, "stolen"),
             TraceEventKind::CancellationRequested => here.instant(&mut json, "cancel requested"),
         }
         if depth[entry.source] != before {

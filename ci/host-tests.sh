@@ -25,6 +25,11 @@ relay_trace=$(mktemp --suffix=.json)
 cargo run --example relay -- --trace "$relay_trace"
 python3 -c 'import json, sys; events = json.load(open(sys.argv[1]))["traceEvents"]; assert any(e.get("name") == "io wait" for e in events), "no io wait"; print(len(events), "trace events parsed")' "$relay_trace"
 rm -f "$relay_trace"
+step "cargo run --example relay -- --workers 2 (the same relay on the multi-thread executor; the timeline must have a lane per worker)"
+relay_trace=$(mktemp --suffix=.json)
+cargo run --example relay -- --workers 2 --trace "$relay_trace"
+python3 -c 'import json, sys; events = json.load(open(sys.argv[1]))["traceEvents"]; lanes = {e["args"]["name"] for e in events if e.get("name") == "thread_name"}; assert {"relay-1", "relay-2"} <= lanes, lanes; print(len(events), "trace events parsed, lanes:", sorted(lanes))' "$relay_trace"
+rm -f "$relay_trace"
 step "cargo run --example http_server (hyper over dinah's sockets and timers; it sends itself three requests)"
 cargo run --example http_server
 step "cargo run --example http_server -- --workers 2 (the same, on the multi-thread executor)"

@@ -21,7 +21,7 @@ mod ports;
 #[path = "../examples/relay/upstream.rs"]
 mod upstream;
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::future::{Future, ready};
 use std::io::{BufRead, BufReader, Write};
@@ -190,7 +190,7 @@ fn scripted(ids: &[u64], replies: &[&str]) -> Scripted {
         acks: RecordingAcks::default(),
         tally: Tally::default(),
     };
-    let tally = Cell::new(Tally::default());
+    let tally = std::sync::Mutex::new(Tally::default());
     futures_executor::block_on(ports::run(
         &mut intake(ids),
         &mut run.upstream,
@@ -200,7 +200,7 @@ fn scripted(ids: &[u64], replies: &[&str]) -> Scripted {
         policy(),
         &tally,
     ));
-    run.tally = tally.get();
+    run.tally = *tally.lock().unwrap();
     run
 }
 
@@ -394,13 +394,25 @@ struct Service {
 
 impl Service {
     fn start() -> Self {
+        Self::start_on(None)
+    }
+
+    /// The relay on a `LocalExecutor` (`None`) or on a `MultiExecutor` of
+    /// that many workers. The multi-thread executor measures with the
+    /// host's clock; the rest of the relay with the test's.
+    fn start_on(workers: Option<usize>) -> Self {
         let (upstream_addr, store) = upstream::start().unwrap();
         let clock = ManualClock::new();
         let telemetry_clock = clock.clone();
-        let config = app::Config::loopback(upstream_addr, CONNECTIONS);
-        let relay = app::start(config, move |_| {
-            TelemetryConfig::new().with_clock(telemetry_clock.clone())
-        })
+        let config = app::Config {
+            workers,
+            ..app::Config::loopback(upstream_addr, CONNECTIONS)
+        };
+        let relay = app::start(
+            config,
+            move |_| TelemetryConfig::new().with_clock(telemetry_clock.clone()),
+            None,
+        )
         .unwrap();
         let producers = (0..CONNECTIONS)
             .map(|_| Producer::connect(relay.addr))
@@ -510,7 +522,20 @@ const EVERYONE: [usize; CONNECTIONS] = [0, 1, 2];
 
 #[test]
 fn end_to_end_every_event_is_committed_once_and_acknowledged_and_a_busy_upstream_is_retried() {
-    let mut service = Service::start();
+    end_to_end(None);
+}
+
+/// The same service on a `MultiExecutor` of two workers: its tasks (the
+/// acceptor, a task per connection, the batcher) may be polled on either
+/// worker, and their sockets with them. Its diagnosis reads the host's
+/// clock, so "nothing to say" is judged with thresholds of a second.
+#[test]
+fn multi_executor_end_to_end_every_event_is_committed_once_and_acknowledged() {
+    end_to_end(Some(2));
+}
+
+fn end_to_end(workers: Option<usize>) {
+    let mut service = Service::start_on(workers);
     service.store.busy.store(2, Ordering::Relaxed);
     for _ in 0..20 {
         service.round(&EVERYONE);
@@ -519,7 +544,19 @@ fn end_to_end_every_event_is_committed_once_and_acknowledged_and_a_busy_upstream
     writeln!(service.producers[0].stream, "not-an-event").unwrap();
     assert_eq!(service.producers[0].ack(), "error expected `id payload`\n");
     service.round(&EVERYONE);
-    assert_eq!(service.diagnose(), []);
+    if workers.is_none() {
+        assert_eq!(service.diagnose(), []);
+    } else {
+        let second = Duration::from_secs(1);
+        let relaxed = Thresholds {
+            no_wake: 60 * second,
+            ready_delay: second,
+            blocked: second,
+            blocking_wait: second,
+            admission_window: Duration::ZERO,
+        };
+        assert_eq!(service.relay.monitor.diagnose(&relaxed), []);
+    }
     let store = Arc::clone(&service.store);
     let report = service.stop();
     assert_eq!(report.tally.committed, 21 * CONNECTIONS as u64);
@@ -690,7 +727,7 @@ fn a_stalled_upstream_fills_the_intake_and_is_backpressure_on_it() {
         CONNECTIONS as u32,
         "{:?} {:?}",
         service.relay.intake(),
-        service.relay.monitor.tasks()
+        service.relay.monitor.local().tasks()
     );
     service.clock.advance(Duration::from_millis(30));
     let verdicts = service.diagnose();

@@ -241,10 +241,7 @@ fn the_free_functions_use_the_executor_entered_on_this_thread() {
         .copied()
         .or_else(|| message.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("");
-    assert!(
-        message.contains("no LocalExecutor was made or entered on this thread"),
-        "{message}"
-    );
+    assert!(message.contains("no executor on this thread"), "{message}");
 }
 
 /// A waker that counts its wakes and, when its last clone goes, asks the

@@ -6,7 +6,6 @@
 #![allow(dead_code)]
 
 use std::future::{Future, poll_fn};
-use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Waker};
@@ -154,7 +153,7 @@ impl Legacy for PoolLegacy {
 }
 
 /// Where an event's acknowledgement goes: its producer's connection.
-pub(crate) type Route = Rc<TcpStream>;
+pub(crate) type Route = Arc<TcpStream>;
 
 /// [`Intake`] from the relay's bounded channel.
 pub(crate) struct ChannelIntake(pub(crate) Receiver<(Event, Route)>);
@@ -180,7 +179,7 @@ impl Acks<Route> for SocketAcks {
             Ok(batch) => format!("ack {id} {batch}\n"),
             Err(failure) => format!("nack {id} {failure:?}\n"),
         };
-        let route = Rc::clone(route);
+        let route = Arc::clone(route);
         async move {
             // A producer that left does not stop the others' acks.
             let _ = route.write_all(line.as_bytes()).await;
@@ -205,7 +204,7 @@ pub(crate) async fn ingest(
     intake: Sender<(Event, Route)>,
     faults: Arc<Faults>,
 ) -> std::io::Result<()> {
-    let stream = Rc::new(stream);
+    let stream = Arc::new(stream);
     let mut buffer = Vec::new();
     let mut chunk = [0u8; 512];
     loop {
@@ -213,7 +212,7 @@ pub(crate) async fn ingest(
             let line: Vec<u8> = buffer.drain(..=end).collect();
             match parse(&String::from_utf8_lossy(&line)) {
                 Ok(event) => {
-                    if intake.send((event, Rc::clone(&stream))).await.is_err() {
+                    if intake.send((event, Arc::clone(&stream))).await.is_err() {
                         return Ok(());
                     }
                 }

@@ -16,13 +16,16 @@
 //! ```sh
 //! cargo run --example relay                       # 3 producers, 30 events each
 //! cargo run --example relay -- --trace relay.json # and write the timeline
+//! cargo run --example relay -- --workers 2        # on a MultiExecutor of 2 workers
 //! ```
 //!
 //! Open the timeline (default `target/relay.trace.json`) in
 //! ui.perfetto.dev: each task's polls, its waits on sockets (`io wait`),
-//! timers and the intake, the legacy pool's jobs. `tests/relay.rs` runs the
-//! parts alone and together, and injects the five stall causes over real
-//! sockets, each diagnosed alone.
+//! timers and the intake, the legacy pool's jobs. With `--workers`, the
+//! relay's tasks run on a `MultiExecutor`: the timeline has a lane per
+//! worker, with its polls and the steals it made. `tests/relay.rs` runs the
+//! parts alone and together (on both executors), and injects the five
+//! stall causes over real sockets, each diagnosed alone.
 
 mod adapter;
 mod app;
@@ -39,22 +42,36 @@ const PRODUCERS: usize = 3;
 const EVENTS: u64 = 30;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let trace = match args.as_slice() {
-        [flag, path] if flag == "--trace" => path.clone(),
-        [] => "target/relay.trace.json".to_owned(),
-        _ => return Err("usage: relay [--trace PATH]".into()),
-    };
+    let mut trace = "target/relay.trace.json".to_owned();
+    let mut workers = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        match (flag.as_str(), args.next()) {
+            ("--trace", Some(path)) => trace = path,
+            ("--workers", Some(n)) => workers = Some(n.parse::<usize>()?),
+            _ => return Err("usage: relay [--trace PATH] [--workers N]".into()),
+        }
+    }
     let timeline = Arc::new(Recorder::new(1 << 18)?);
     let (upstream_addr, store) = upstream::start()?;
     // The upstream is busy twice, so the retry policy shows.
     store.busy.store(2, std::sync::atomic::Ordering::Relaxed);
     let sink = Arc::clone(&timeline);
     let relay = app::start(
-        app::Config::loopback(upstream_addr, PRODUCERS),
+        app::Config {
+            workers,
+            ..app::Config::loopback(upstream_addr, PRODUCERS)
+        },
         move |part| TelemetryConfig::new().with_sink(sink.source(part)),
+        Some(Arc::new(timeline.source("relay"))),
     )?;
-    println!("relay on {}, upstream on {upstream_addr}", relay.addr);
+    match workers {
+        Some(n) => println!(
+            "relay on {} ({n} workers), upstream on {upstream_addr}",
+            relay.addr
+        ),
+        None => println!("relay on {}, upstream on {upstream_addr}", relay.addr),
+    }
 
     let producers: Vec<_> = (0..PRODUCERS as u64)
         .map(|producer| {

@@ -5,9 +5,9 @@
 // Shared with tests/relay.rs, which uses parts the example does not.
 #![allow(dead_code)]
 
-use std::cell::Cell;
 use std::future::Future;
 use std::pin::pin;
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use futures_util::future::{Either, select};
@@ -117,7 +117,7 @@ pub(crate) async fn run<I, U, L, A, C>(
     acks: &mut A,
     clock: &C,
     policy: Policy,
-    tally: &Cell<Tally>,
+    tally: &Mutex<Tally>,
 ) where
     I: Intake,
     U: Upstream,
@@ -159,13 +159,14 @@ pub(crate) async fn run<I, U, L, A, C>(
             },
             Err(failure) => Err(failure),
         };
-        let mut counts = tally.get();
-        counts.batches += 1;
-        match outcome {
-            Ok(_) => counts.committed += batch.len() as u64,
-            Err(_) => counts.failed += batch.len() as u64,
+        {
+            let mut counts = tally.lock().unwrap_or_else(PoisonError::into_inner);
+            counts.batches += 1;
+            match outcome {
+                Ok(_) => counts.committed += batch.len() as u64,
+                Err(_) => counts.failed += batch.len() as u64,
+            }
         }
-        tally.set(counts);
         for (event, route) in batch.events().iter().zip(&routes) {
             acks.ack(route, event.id, &outcome).await;
         }

@@ -449,8 +449,8 @@ pub(crate) fn keep(driver: Arc<Driver>) {
 pub(crate) fn current_reactor() -> io::Result<Arc<Reactor>> {
     with_current(Driver::reactor_or_install).unwrap_or_else(|| {
         Err(io::Error::other(
-            "dinah: no LocalExecutor was made or entered on this thread, so there is no reactor \
-             to register a socket with",
+            "dinah: no executor on this thread (a LocalExecutor made or entered here, or a \
+             MultiExecutor's task or block_on), so there is no reactor to register a socket with",
         ))
     })
 }

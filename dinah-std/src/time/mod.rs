@@ -269,8 +269,9 @@ pub fn try_current() -> Option<TimerHandle> {
 pub fn current() -> TimerHandle {
     try_current().unwrap_or_else(|| {
         panic!(
-            "dinah: no LocalExecutor was made or entered on this thread, so there are no timers to \
-             wait on; call time functions from its tasks, or use a TimerHandle"
+            "dinah: no executor on this thread (a LocalExecutor made or entered here, or a \
+             MultiExecutor's task or block_on), so there are no timers to wait on; call time \
+             functions from its tasks, or use a TimerHandle"
         )
     })
 }

@@ -16,6 +16,10 @@
 //!   client over one kept-alive connection, on dinah (its sockets through
 //!   `examples/support/hyper_rt.rs`) and on tokio (the same kind of
 //!   adapter, copying through the same size of buffer).
+//! - `hyper_requests_multi`: the same server on dinah's `MultiExecutor` and
+//!   tokio's multi-thread runtime (2 workers each, or `--workers N`),
+//!   serving 16 kept-alive connections at once, 250 requests each, from
+//!   hyper's client on the same runtime: requests per second.
 //!
 //! `cargo bench --bench net [-- FILTER] [--samples N]`; `--callgrind
 //! CONTENDER TIMES` runs one contender's workload untimed (for `strace -c
@@ -320,14 +324,20 @@ async fn hello(
     )))
 }
 
+/// hyper's client side of one connection.
+type Sender = hyper::client::conn::http1::SendRequest<http_body_util::Empty<hyper::body::Bytes>>;
+
 /// `REQUESTS` requests over `sender`: the time per request.
-async fn requests(
-    sender: &mut hyper::client::conn::http1::SendRequest<http_body_util::Empty<hyper::body::Bytes>>,
-    addr: SocketAddr,
-) -> Duration {
+async fn requests(sender: &mut Sender, addr: SocketAddr) -> Duration {
+    requests_n(sender, addr, REQUESTS).await
+}
+
+/// `count` requests over `sender`, each answered before the next: the
+/// time per request.
+async fn requests_n(sender: &mut Sender, addr: SocketAddr, count: usize) -> Duration {
     use http_body_util::BodyExt;
     let start = Instant::now();
-    for _ in 0..REQUESTS {
+    for _ in 0..count {
         let request = hyper::Request::get("/")
             .header("host", addr.to_string())
             .body(http_body_util::Empty::new())
@@ -336,7 +346,7 @@ async fn requests(
         let body = response.into_body().collect().await.unwrap().to_bytes();
         assert_eq!(&body[..], b"hello");
     }
-    start.elapsed() / REQUESTS as u32
+    start.elapsed() / count as u32
 }
 
 fn dinah_hyper() -> Duration {
@@ -414,6 +424,160 @@ fn hyper_case(options: &Options) {
     );
 }
 
+/// Connections and requests on each, of `hyper_requests_multi`.
+const HYPER_CONNECTIONS: usize = 16;
+const HYPER_EACH: usize = 250;
+
+fn dinah_hyper_multi(workers: usize) -> Duration {
+    use dinah::executor::{MultiConfig, MultiExecutor};
+    use dinah::net::{TcpListener, TcpStream};
+    use hyper_rt::HyperIo;
+    let executor = MultiExecutor::with_config(MultiConfig {
+        workers: Some(workers),
+        ..MultiConfig::default()
+    })
+    .unwrap();
+    let handle = executor.handle();
+    let listener = executor
+        .block_on(async { TcpListener::bind(loopback()) })
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = handle.clone();
+    drop(
+        handle
+            .try_spawn(async move {
+                loop {
+                    let (stream, _) = listener.accept().await?;
+                    stream.set_nodelay(true)?;
+                    drop(
+                        server
+                            .try_spawn(async move {
+                                let _ = hyper::server::conn::http1::Builder::new()
+                                    .serve_connection(
+                                        HyperIo(stream),
+                                        hyper::service::service_fn(hello),
+                                    )
+                                    .await;
+                            })
+                            .unwrap_or_else(|_| unreachable!()),
+                    );
+                }
+                #[allow(unreachable_code)]
+                Ok::<(), std::io::Error>(())
+            })
+            .unwrap_or_else(|_| unreachable!()),
+    );
+    executor.block_on(async {
+        let mut senders = Vec::with_capacity(HYPER_CONNECTIONS);
+        for _ in 0..HYPER_CONNECTIONS {
+            let stream = TcpStream::connect(addr).await.unwrap();
+            stream.set_nodelay(true).unwrap();
+            let (sender, connection) = hyper::client::conn::http1::handshake(HyperIo(stream))
+                .await
+                .unwrap();
+            drop(
+                handle
+                    .try_spawn(async move { connection.await.map_err(|_| ()) })
+                    .unwrap_or_else(|_| unreachable!()),
+            );
+            senders.push(sender);
+        }
+        let start = Instant::now();
+        let clients: Vec<_> = senders
+            .into_iter()
+            .map(|mut sender| {
+                handle
+                    .try_spawn(async move {
+                        requests_n(&mut sender, addr, HYPER_EACH).await;
+                        Ok::<(), ()>(())
+                    })
+                    .unwrap_or_else(|_| unreachable!())
+            })
+            .collect();
+        for client in clients {
+            client.await.unwrap().unwrap();
+        }
+        start.elapsed() / (HYPER_CONNECTIONS * HYPER_EACH) as u32
+    })
+}
+
+fn tokio_hyper_multi(workers: usize) -> Duration {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_io()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(loopback()).await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            loop {
+                let (stream, _) = listener.accept().await?;
+                stream.set_nodelay(true)?;
+                tokio::spawn(async move {
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo(stream), hyper::service::service_fn(hello))
+                        .await;
+                });
+            }
+            #[allow(unreachable_code)]
+            Ok::<(), std::io::Error>(())
+        });
+        let mut senders = Vec::with_capacity(HYPER_CONNECTIONS);
+        for _ in 0..HYPER_CONNECTIONS {
+            let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+            stream.set_nodelay(true).unwrap();
+            let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo(stream))
+                .await
+                .unwrap();
+            tokio::spawn(connection);
+            senders.push(sender);
+        }
+        let start = Instant::now();
+        let clients: Vec<_> = senders
+            .into_iter()
+            .map(|mut sender| {
+                tokio::spawn(async move {
+                    requests_n(&mut sender, addr, HYPER_EACH).await;
+                })
+            })
+            .collect();
+        for client in clients {
+            client.await.unwrap();
+        }
+        start.elapsed() / (HYPER_CONNECTIONS * HYPER_EACH) as u32
+    })
+}
+
+fn hyper_multi_case(options: &Options) {
+    let name = "hyper_requests_multi";
+    if !options.wants(name) {
+        return;
+    }
+    let workers = options.workers.unwrap_or(2);
+    let mut contenders = vec![
+        Contender::new(
+            format!("dinah MultiExecutor ({workers}) + hyper"),
+            false,
+            || dinah_hyper_multi(workers),
+        ),
+        Contender::new(
+            format!("tokio multi_thread ({workers}) + hyper"),
+            true,
+            || tokio_hyper_multi(workers),
+        ),
+    ];
+    let results = run_case(name, 1, options.samples, &mut contenders);
+    let ratio = results[1].1.as_secs_f64() / results[0].1.as_secs_f64();
+    target(
+        &format!(
+            "{name} on {workers} worker(s): dinah requests per second / tokio multi_thread's (at least 1.0)"
+        ),
+        ratio,
+        ratio >= 1.0,
+    );
+}
+
 fn case(options: &Options, name: &str, load: Load) {
     if !options.wants(name) {
         return;
@@ -445,7 +609,11 @@ fn main() {
             match contender.as_str() {
                 "dinah" => dinah_echo(load),
                 "tokio" => tokio_echo(load),
-                other => panic!("no contender {other}: dinah or tokio"),
+                "dinah-hyper-multi" => dinah_hyper_multi(options.workers.unwrap_or(2)),
+                "tokio-hyper-multi" => tokio_hyper_multi(options.workers.unwrap_or(2)),
+                other => panic!(
+                    "no contender {other}: dinah, tokio, dinah-hyper-multi or tokio-hyper-multi"
+                ),
             };
         }
         return;
@@ -474,4 +642,5 @@ fn main() {
         },
     );
     hyper_case(&options);
+    hyper_multi_case(&options);
 }

@@ -328,12 +328,20 @@ impl Registration {
     /// `WouldBlock` and readiness comes again; while it waits, `cx`'s
     /// waker is `key`'s waiter (see `ScheduledIo`'s invariant 4). The
     /// caller notes a pending wait in the runtime context.
+    ///
+    /// Where the OS reports readiness by edges (epoll, kqueue), a result
+    /// that `drained` says emptied the socket's buffer (a stream read or
+    /// write that moved less than it was given) clears the readiness it
+    /// used, as a `WouldBlock` would, without the system call that would
+    /// return it: the next operation waits for the next edge. It clears
+    /// only if no event came meanwhile (`ScheduledIo`'s invariant 1).
     pub(crate) fn poll_io<R>(
         &self,
         cx: &mut Context<'_>,
         interest: Interest,
         key: &mut WaitKey,
         mut op: impl FnMut() -> io::Result<R>,
+        drained: impl Fn(&R) -> bool,
     ) -> Poll<io::Result<R>> {
         // A task whose socket is always ready still yields once its poll
         // has spent its executor's budget.
@@ -351,6 +359,9 @@ impl Registration {
                     self.io.clear(seen, interest);
                 }
                 done => {
+                    if EDGE_TRIGGERED && done.as_ref().is_ok_and(&drained) {
+                        self.io.clear(seen, interest);
+                    }
                     // Stamped only by a measuring executor's reactor.
                     if self.io.ready_at.load(Ordering::Relaxed) != UNSTAMPED {
                         let at = self.io.ready_at.swap(UNSTAMPED, Ordering::Relaxed);
@@ -364,6 +375,21 @@ impl Registration {
         }
     }
 }
+
+/// Whether mio reports readiness by edges here (epoll and kqueue do): then
+/// a stream operation that moved less than it was given emptied the
+/// socket's buffer, and the readiness it used may be cleared at once.
+const EDGE_TRIGGERED: bool = cfg!(any(
+    target_os = "linux",
+    target_os = "android",
+    target_os = "illumos",
+    target_os = "macos",
+    target_os = "ios",
+    target_os = "freebsd",
+    target_os = "netbsd",
+    target_os = "openbsd",
+    target_os = "dragonfly",
+));
 
 /// A token's low half is the slot's index, its high half the slot's
 /// generation (which wraps within the half).

@@ -89,12 +89,25 @@ impl<S: mio::event::Source> Registered<S> {
         &self,
         cx: &mut Context<'_>,
         interest: Interest,
+        op: impl FnMut(&S) -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        self.poll_io_part(cx, interest, op, |_| false)
+    }
+
+    /// [`poll_io`](Self::poll_io) for a stream's read or write, which
+    /// `drained` says emptied the socket's buffer (see
+    /// [`Registration::poll_io`]).
+    fn poll_io_part<R>(
+        &self,
+        cx: &mut Context<'_>,
+        interest: Interest,
         mut op: impl FnMut(&S) -> io::Result<R>,
+        drained: impl Fn(&R) -> bool,
     ) -> Poll<io::Result<R>> {
         let mut key = WaitKey::ANONYMOUS;
         let poll = self
             .registration
-            .poll_io(cx, interest, &mut key, || op(&self.source));
+            .poll_io(cx, interest, &mut key, || op(&self.source), drained);
         self.noted(poll, interest)
     }
 
@@ -135,13 +148,24 @@ impl<S: mio::event::Source> Waiting<'_, S> {
     fn poll<R>(
         &mut self,
         cx: &mut Context<'_>,
+        op: impl FnMut(&S) -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        self.poll_part(cx, op, |_| false)
+    }
+
+    /// [`poll`](Self::poll) for a stream's read or write, which `drained`
+    /// says emptied the socket's buffer.
+    fn poll_part<R>(
+        &mut self,
+        cx: &mut Context<'_>,
         mut op: impl FnMut(&S) -> io::Result<R>,
+        drained: impl Fn(&R) -> bool,
     ) -> Poll<io::Result<R>> {
         let source = &self.on.source;
-        let poll = self
-            .on
-            .registration
-            .poll_io(cx, self.interest, &mut self.key, || op(source));
+        let poll =
+            self.on
+                .registration
+                .poll_io(cx, self.interest, &mut self.key, || op(source), drained);
         self.on.noted(poll, self.interest)
     }
 }

@@ -189,7 +189,8 @@ impl TcpStream {
     /// The OS's (for example `ConnectionReset`).
     pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
         let mut wait = self.inner.wait(Interest::Read);
-        poll_fn(|cx| wait.poll(cx, |mut socket| socket.read(buf))).await
+        let len = buf.len();
+        poll_fn(|cx| wait.poll_part(cx, |mut socket| socket.read(buf), short_of(len))).await
     }
 
     /// Writes some of `buf`: how much was taken.
@@ -201,7 +202,8 @@ impl TcpStream {
     /// The OS's (for example `BrokenPipe`).
     pub async fn write(&self, buf: &[u8]) -> io::Result<usize> {
         let mut wait = self.inner.wait(Interest::Write);
-        poll_fn(|cx| wait.poll(cx, |mut socket| socket.write(buf))).await
+        let len = buf.len();
+        poll_fn(|cx| wait.poll_part(cx, |mut socket| socket.write(buf), short_of(len))).await
     }
 
     /// Writes all of `buf`.
@@ -228,8 +230,13 @@ impl TcpStream {
     ///
     /// As [`read`](Self::read).
     pub fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        self.inner
-            .poll_io(cx, Interest::Read, |mut socket| socket.read(buf))
+        let len = buf.len();
+        self.inner.poll_io_part(
+            cx,
+            Interest::Read,
+            |mut socket| socket.read(buf),
+            short_of(len),
+        )
     }
 
     /// [`write`](Self::write) as a poll.
@@ -238,8 +245,13 @@ impl TcpStream {
     ///
     /// As [`write`](Self::write).
     pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.inner
-            .poll_io(cx, Interest::Write, |mut socket| socket.write(buf))
+        let len = buf.len();
+        self.inner.poll_io_part(
+            cx,
+            Interest::Write,
+            |mut socket| socket.write(buf),
+            short_of(len),
+        )
     }
 
     /// Shuts down the read half, the write half (the peer reads the end of
@@ -356,4 +368,10 @@ mod traits {
             Pin::new(&mut &*self).poll_close(cx)
         }
     }
+}
+
+/// Whether a read or write of `len` bytes that moved `n` emptied the
+/// socket's buffer (or filled it): it moved some, but less than `len`.
+fn short_of(len: usize) -> impl Fn(&usize) -> bool {
+    move |&n| n > 0 && n < len
 }

@@ -64,6 +64,7 @@ use dinah_core::task::TaskOutput;
 pub use config::MultiConfig;
 pub use figures::{MultiFigures, WorkerFigures};
 pub use handle::MultiHandle;
+pub(crate) use worker::WorkerHere;
 
 use crate::pool::{BlockingPool, PoolError};
 use crate::primitives::{Builder, JoinHandle as ThreadHandle, Thread, current, lock, park};
@@ -451,9 +452,7 @@ impl MultiExecutor {
 
     fn refuse_on_worker(&self, what: &str) {
         let on_worker = crate::runtime::context::with_worker(|worker| {
-            worker
-                .and_then(|worker| worker.downcast_ref::<worker::WorkerHere>())
-                .is_some_and(|here| here.serves(&self.shared))
+            worker.is_some_and(|here| here.serves(&self.shared))
         });
         assert!(
             !on_worker,

@@ -54,7 +54,7 @@ pub(super) const MAINTENANCE_INTERVAL: u32 = 61;
 
 /// A worker's own state, on its thread (kept in the runtime context, so
 /// that a wake made on this thread reaches its queues).
-pub(super) struct WorkerHere {
+pub(crate) struct WorkerHere {
     shared: Arc<Shared>,
     index: usize,
     local: Worker<Runnable>,
@@ -74,7 +74,7 @@ impl WorkerHere {
         yielded: bool,
     ) -> Result<(), Runnable> {
         context::with_worker(|worker| {
-            match worker.and_then(|worker| worker.downcast_ref::<Self>()) {
+            match worker {
                 Some(here) if here.serves(shared) => {
                     here.push(runnable, yielded);
                     Ok(())
@@ -340,7 +340,7 @@ pub(super) fn work(shared: Arc<Shared>, index: usize, local: Worker<Runnable>) {
         next: Cell::new(None),
         seed: Cell::new(seed),
     });
-    context::enter_worker(Rc::clone(&here) as Rc<dyn std::any::Any>);
+    context::enter_worker(Rc::clone(&here));
     here.run();
     here.hand_back();
     let driver = Arc::clone(&here.shared.driver);

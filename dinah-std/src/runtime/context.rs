@@ -30,7 +30,6 @@
 //!   store, so an unmeasured executor pays no more than that.
 #![forbid(unsafe_code)]
 
-use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::io;
 use std::rc::Rc;
@@ -63,10 +62,18 @@ struct Context {
     /// The current driver and spare references to it.
     current: RefCell<Current>,
     /// The multi-thread runtime's worker this thread is, if it is one: its
-    /// own queues, where the wakes it makes go.
+    /// own queues, where the wakes it makes go. Typed, so that a wake
+    /// finds it with no dynamic call.
     #[cfg_attr(loom, allow(dead_code))]
-    worker: RefCell<Option<Rc<dyn Any>>>,
+    worker: RefCell<Option<Rc<WorkerState>>>,
 }
+
+/// A multi-thread runtime's worker, as its thread keeps it.
+#[cfg(not(loom))]
+pub(crate) type WorkerState = crate::multi::WorkerHere;
+/// Loom does not build the multi-thread runtime.
+#[cfg(loom)]
+pub(crate) type WorkerState = ();
 
 /// The context's parts that need no destructor: the pool whose worker this
 /// thread is, and what the poll running on this thread left waiting.
@@ -278,7 +285,7 @@ pub(crate) fn is_pool_thread(address: usize) -> bool {
 /// Makes this thread a worker of a multi-thread runtime (`worker` is its
 /// state), until [`leave_worker`].
 #[cfg(not(loom))]
-pub(crate) fn enter_worker(worker: Rc<dyn Any>) {
+pub(crate) fn enter_worker(worker: Rc<WorkerState>) {
     let _ = CONTEXT.try_with(|context| context.worker.replace(Some(worker)));
 }
 
@@ -292,7 +299,7 @@ pub(crate) fn leave_worker() {
 /// Runs `f` with the state of the worker this thread is, if it is one
 /// (never while the thread's thread-locals are being destroyed).
 #[cfg(not(loom))]
-pub(crate) fn with_worker<R>(f: impl FnOnce(Option<&dyn Any>) -> R) -> R {
+pub(crate) fn with_worker<R>(f: impl FnOnce(Option<&WorkerState>) -> R) -> R {
     let mut f = Some(f);
     let done = CONTEXT.try_with(|context| {
         // A shared borrow: `f` may reach here again (a wake inside a wake).

@@ -129,6 +129,16 @@ use shared::Shared;
 /// use a [`LocalExecutor`](crate::executor::LocalExecutor) for those. No
 /// priorities.
 ///
+/// No `block_in_place` (tokio's escape that lets a task block its worker's
+/// thread while a new thread takes over the worker's queue). Blocking work
+/// goes to [`MultiHandle::spawn_blocking`] instead, for three reasons: the
+/// number of threads that poll tasks stays the configured one (a
+/// `block_in_place` starts a replacement each time, unbounded by any
+/// admission); the blocking work is bounded and reported by the
+/// executor's own pool, its queue and its shutdown; and a task that
+/// blocks in place still stalls every other future it polls (the arms of
+/// its `select!` or `join!`), which a handle awaited does not.
+///
 /// # Dropping it
 ///
 /// Shuts it down as [`shutdown`](Self::shutdown) does and joins every

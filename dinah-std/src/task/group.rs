@@ -20,6 +20,7 @@ use dinah_core::time::TimerDriver;
 
 use super::{JoinError, JoinHandle};
 use crate::executor::LocalSpawner;
+#[cfg(not(loom))]
 use crate::multi::MultiHandle;
 use crate::pool::PoolSpawner;
 use crate::primitives::lock_std;
@@ -246,6 +247,7 @@ impl<'a, T, M: Measure> TaskGroup<'a, T, LocalSpawner<'a, M>> {
     }
 }
 
+#[cfg(not(loom))]
 impl<T> TaskGroup<'static, T, MultiHandle> {
     /// An empty group whose tasks `handle`'s executor runs.
     pub(crate) fn on(handle: MultiHandle) -> Self {

@@ -208,9 +208,16 @@ fn tokio_echo_on(runtime: &tokio::runtime::Runtime, load: Load) -> Duration {
     })
 }
 
-fn dinah_multi_echo(load: Load, workers: usize) -> Duration {
+/// A `MultiExecutor` of `workers` workers, its handle, and a listener
+/// registered with its reactor.
+fn dinah_multi(
+    workers: usize,
+) -> (
+    dinah::executor::MultiExecutor,
+    dinah::executor::MultiHandle,
+    dinah::net::TcpListener,
+) {
     use dinah::executor::{MultiConfig, MultiExecutor};
-    use dinah::net::TcpListener;
     let executor = MultiExecutor::with_config(MultiConfig {
         workers: Some(workers),
         ..MultiConfig::default()
@@ -218,8 +225,13 @@ fn dinah_multi_echo(load: Load, workers: usize) -> Duration {
     .unwrap();
     let handle = executor.handle();
     let listener = executor
-        .block_on(async { TcpListener::bind(loopback()) })
+        .block_on(async { dinah::net::TcpListener::bind(loopback()) })
         .unwrap();
+    (executor, handle, listener)
+}
+
+fn dinah_multi_echo(load: Load, workers: usize) -> Duration {
+    let (executor, handle, listener) = dinah_multi(workers);
     let addr = listener.local_addr().unwrap();
     let spawner = handle.clone();
     let server = dinah_echo_server(listener, move |task| {
@@ -383,6 +395,27 @@ fn dinah_hyper() -> Duration {
     })
 }
 
+/// hyper's client on a new connection to `addr`, its connection driven by
+/// a task of the current tokio runtime.
+async fn tokio_client(addr: SocketAddr) -> Sender {
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.set_nodelay(true).unwrap();
+    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo(stream))
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    sender
+}
+
+/// hyper's server on one accepted connection, until the client leaves.
+async fn tokio_serve(stream: tokio::net::TcpStream) -> std::io::Result<()> {
+    stream.set_nodelay(true)?;
+    let _ = hyper::server::conn::http1::Builder::new()
+        .serve_connection(TokioIo(stream), hyper::service::service_fn(hello))
+        .await;
+    Ok(())
+}
+
 fn tokio_hyper() -> Duration {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
@@ -393,18 +426,9 @@ fn tokio_hyper() -> Duration {
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move {
             let (stream, _) = listener.accept().await?;
-            stream.set_nodelay(true)?;
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo(stream), hyper::service::service_fn(hello))
-                .await;
-            Ok::<(), std::io::Error>(())
+            tokio_serve(stream).await
         });
-        let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-        stream.set_nodelay(true).unwrap();
-        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo(stream))
-            .await
-            .unwrap();
-        tokio::spawn(connection);
+        let mut sender = tokio_client(addr).await;
         requests(&mut sender, addr).await
     })
 }
@@ -429,18 +453,9 @@ const HYPER_CONNECTIONS: usize = 16;
 const HYPER_EACH: usize = 250;
 
 fn dinah_hyper_multi(workers: usize) -> Duration {
-    use dinah::executor::{MultiConfig, MultiExecutor};
-    use dinah::net::{TcpListener, TcpStream};
+    use dinah::net::TcpStream;
     use hyper_rt::HyperIo;
-    let executor = MultiExecutor::with_config(MultiConfig {
-        workers: Some(workers),
-        ..MultiConfig::default()
-    })
-    .unwrap();
-    let handle = executor.handle();
-    let listener = executor
-        .block_on(async { TcpListener::bind(loopback()) })
-        .unwrap();
+    let (executor, handle, listener) = dinah_multi(workers);
     let addr = listener.local_addr().unwrap();
     let server = handle.clone();
     drop(
@@ -513,25 +528,14 @@ fn tokio_hyper_multi(workers: usize) -> Duration {
         tokio::spawn(async move {
             loop {
                 let (stream, _) = listener.accept().await?;
-                stream.set_nodelay(true)?;
-                tokio::spawn(async move {
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo(stream), hyper::service::service_fn(hello))
-                        .await;
-                });
+                tokio::spawn(tokio_serve(stream));
             }
             #[allow(unreachable_code)]
             Ok::<(), std::io::Error>(())
         });
         let mut senders = Vec::with_capacity(HYPER_CONNECTIONS);
         for _ in 0..HYPER_CONNECTIONS {
-            let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-            stream.set_nodelay(true).unwrap();
-            let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo(stream))
-                .await
-                .unwrap();
-            tokio::spawn(connection);
-            senders.push(sender);
+            senders.push(tokio_client(addr).await);
         }
         let start = Instant::now();
         let clients: Vec<_> = senders

@@ -26,6 +26,24 @@ impl Drop for SetOnDrop {
     }
 }
 
+/// Spawns a task that waits at `started`, then holds its worker without
+/// yielding until `release` is set.
+fn hold_a_worker(
+    handle: &dinah::executor::MultiHandle,
+    started: &Arc<Barrier>,
+    release: &Arc<AtomicBool>,
+) -> dinah::JoinHandle<()> {
+    let (started, release) = (Arc::clone(started), Arc::clone(release));
+    handle
+        .try_spawn(async move {
+            started.wait();
+            while !release.load(Ordering::Acquire) {
+                std::thread::yield_now();
+            }
+        })
+        .unwrap_or_else(|_| unreachable!())
+}
+
 /// An executor of `workers` workers that counts its figures.
 fn measured(workers: usize) -> MultiExecutor {
     MultiExecutor::with_config(MultiConfig {
@@ -84,18 +102,7 @@ fn multi_executor_keeps_running_while_one_worker_is_blocked() {
     let handle = executor.handle();
     let release = Arc::new(AtomicBool::new(false));
     let blocked_started = Arc::new(Barrier::new(2));
-    let blocker = {
-        let (release, started) = (Arc::clone(&release), Arc::clone(&blocked_started));
-        handle
-            .try_spawn(async move {
-                started.wait();
-                // Blocks its worker without yielding, until released.
-                while !release.load(Ordering::Acquire) {
-                    std::thread::yield_now();
-                }
-            })
-            .unwrap_or_else(|_| unreachable!())
-    };
+    let blocker = hold_a_worker(&handle, &blocked_started, &release);
     // Should an assertion fail, the blocked task is released first, so
     // that the executor's drop can join its worker.
     let _release_on_exit = SetOnDrop(Arc::clone(&release));
@@ -255,31 +262,33 @@ fn multi_executor_runs_blocking_work_on_its_own_pool_and_reports_it() {
     assert_eq!((blocking.accepted, blocking.completed), (1, 1));
 }
 
-#[test]
-fn multi_executor_counts_polls_and_the_steals_that_freed_a_blocked_worker_s_queue() {
-    let executor = measured(2);
+/// Children spawned by one task, its "parent", which then holds its worker
+/// until all but one of them are done.
+const CHILDREN: usize = 10;
+
+/// Runs a parent task that spawns [`CHILDREN`] children and then holds its
+/// worker until all but one are done: only the other worker, stealing them
+/// from the parent's deque, can run them (the last one waits in the
+/// parent's next-task slot, which is not stolen). Returns when every child
+/// is done.
+fn steal_from_a_held_worker(executor: &MultiExecutor) {
     let handle = executor.handle();
-    const CHILDREN: usize = 10;
     let done = Arc::new(AtomicUsize::new(0));
     let parent = {
         let (handle, done) = (handle.clone(), Arc::clone(&done));
         handle
             .clone()
-            .try_spawn(async move {
+            .try_spawn_named("parent", async move {
                 for _ in 0..CHILDREN {
                     let done = Arc::clone(&done);
                     drop(
                         handle
-                            .try_spawn(async move {
+                            .try_spawn_named("child", async move {
                                 done.fetch_add(1, Ordering::SeqCst);
                             })
                             .unwrap_or_else(|_| unreachable!()),
                     );
                 }
-                // Holds this worker until the children in its deque are
-                // done: only the other worker, stealing them, can do that.
-                // The last child waits in this worker's next-task slot,
-                // which is not stolen.
                 while done.load(Ordering::SeqCst) < CHILDREN - 1 {
                     std::thread::yield_now();
                 }
@@ -292,6 +301,12 @@ fn multi_executor_counts_polls_and_the_steals_that_freed_a_blocked_worker_s_queu
             yield_now().await;
         }
     });
+}
+
+#[test]
+fn multi_executor_counts_polls_and_the_steals_that_freed_a_blocked_worker_s_queue() {
+    let executor = measured(2);
+    steal_from_a_held_worker(&executor);
     // A worker counts a poll after it ends, which may be after the task's
     // handle resolves: joining the workers makes every count visible.
     let report = executor.shutdown();
@@ -409,17 +424,7 @@ fn multi_executor_diagnose_names_a_task_ready_but_delayed_and_counts_wake_to_pol
     let release = Arc::new(AtomicBool::new(false));
     let _release_on_exit = SetOnDrop(Arc::clone(&release));
     let holders: Vec<_> = (0..2)
-        .map(|_| {
-            let (started, release) = (Arc::clone(&started), Arc::clone(&release));
-            handle
-                .try_spawn(async move {
-                    started.wait();
-                    while !release.load(Ordering::Acquire) {
-                        std::thread::yield_now();
-                    }
-                })
-                .unwrap_or_else(|_| unreachable!())
-        })
+        .map(|_| hold_a_worker(&handle, &started, &release))
         .collect();
     // Both workers are held: the next task waits.
     started.wait();
@@ -506,39 +511,7 @@ fn multi_executor_timeline_has_a_lane_per_worker_with_its_steals() {
         Arc::new(timeline.source("multi")),
     )
     .unwrap();
-    let handle = executor.handle();
-    const CHILDREN: usize = 10;
-    let done = Arc::new(AtomicUsize::new(0));
-    let parent = {
-        let (handle, done) = (handle.clone(), Arc::clone(&done));
-        handle
-            .clone()
-            .try_spawn_named("parent", async move {
-                for _ in 0..CHILDREN {
-                    let done = Arc::clone(&done);
-                    drop(
-                        handle
-                            .try_spawn_named("child", async move {
-                                done.fetch_add(1, Ordering::SeqCst);
-                            })
-                            .unwrap_or_else(|_| unreachable!()),
-                    );
-                }
-                // Holds its worker until the other one has stolen and run
-                // the children queued behind it (the one in its next-task
-                // slot is not stolen).
-                while done.load(Ordering::SeqCst) < CHILDREN - 1 {
-                    std::thread::yield_now();
-                }
-            })
-            .unwrap_or_else(|_| unreachable!())
-    };
-    executor.block_on(parent).unwrap();
-    executor.block_on(async {
-        while done.load(Ordering::SeqCst) < CHILDREN {
-            yield_now().await;
-        }
-    });
+    steal_from_a_held_worker(&executor);
     assert_eq!(executor.shutdown().left(), 0);
     assert!(!executor.sink_failed());
     let json = timeline.chrome_trace();

@@ -820,6 +820,43 @@ mod panics_in_user_code {
         assert!(poll.is_pending());
     }
 
+    /// The task a site's test spawns: the subject, whose handle says how
+    /// it ended, or (for `UnreadOutput`) a task whose handle is dropped at
+    /// once.
+    enum SiteTask {
+        Subject(std::pin::Pin<Box<dyn Future<Output = Result<u32, ()>> + Send>>),
+        Unread(std::pin::Pin<Box<dyn Future<Output = Result<Bomb, ()>> + Send>>),
+    }
+
+    fn site_task(site: Site) -> SiteTask {
+        match site {
+            Site::Body => SiteTask::Subject(Box::pin(async {
+                yield_now().await;
+                explode::<Result<u32, ()>>()
+            })),
+            Site::DropOnCancel => {
+                let bomb = Bomb;
+                SiteTask::Subject(Box::pin(async move {
+                    let _bomb = bomb;
+                    std::future::pending::<Result<u32, ()>>().await
+                }))
+            }
+            Site::DropOnCompletion => SiteTask::Subject(Box::pin(async {
+                let _bomb = Bomb;
+                yield_now().await;
+                Ok(1)
+            })),
+            Site::UnreadOutput => SiteTask::Unread(Box::pin(async {
+                yield_now().await;
+                Ok(Bomb)
+            })),
+            Site::Sink | Site::Clock | Site::Waker => SiteTask::Subject(Box::pin(async {
+                yield_now().await;
+                Ok(1)
+            })),
+        }
+    }
+
     fn local_executor_site(site: Site) {
         let label = format!("LocalExecutor / {site:?}");
         let sink = TrapSink::new(TraceEventKind::PollEnded);
@@ -834,54 +871,12 @@ mod panics_in_user_code {
                 .with_clock(clock.clone()),
         )
         .unwrap();
-        let subject: Option<JoinHandle<Result<u32, ()>>> = match site {
-            Site::Body => Some(
-                executor
-                    .try_spawn(async {
-                        yield_now().await;
-                        explode::<Result<u32, ()>>()
-                    })
-                    .unwrap(),
-            ),
-            Site::DropOnCancel => {
-                let bomb = Bomb;
-                Some(
-                    executor
-                        .try_spawn(async move {
-                            let _bomb = bomb;
-                            std::future::pending::<Result<u32, ()>>().await
-                        })
-                        .unwrap(),
-                )
-            }
-            Site::DropOnCompletion => Some(
-                executor
-                    .try_spawn(async {
-                        let _bomb = Bomb;
-                        yield_now().await;
-                        Ok(1)
-                    })
-                    .unwrap(),
-            ),
-            Site::UnreadOutput => {
-                drop(
-                    executor
-                        .try_spawn(async {
-                            yield_now().await;
-                            Ok::<_, ()>(Bomb)
-                        })
-                        .unwrap(),
-                );
+        let subject: Option<JoinHandle<Result<u32, ()>>> = match site_task(site) {
+            SiteTask::Subject(task) => Some(executor.try_spawn(task).unwrap()),
+            SiteTask::Unread(task) => {
+                drop(executor.try_spawn(task).unwrap());
                 None
             }
-            Site::Sink | Site::Clock | Site::Waker => Some(
-                executor
-                    .try_spawn(async {
-                        yield_now().await;
-                        Ok(1)
-                    })
-                    .unwrap(),
-            ),
         };
         let bystander = executor
             .try_spawn(async {
@@ -965,46 +960,7 @@ mod panics_in_user_code {
         };
         let handle = executor.handle();
         let subject: Option<JoinHandle<Result<u32, ()>>> = match site {
-            Site::Body => Some(
-                handle
-                    .try_spawn(async {
-                        yield_now().await;
-                        explode::<Result<u32, ()>>()
-                    })
-                    .unwrap(),
-            ),
-            Site::DropOnCancel => {
-                let bomb = Bomb;
-                Some(
-                    handle
-                        .try_spawn(async move {
-                            let _bomb = bomb;
-                            std::future::pending::<Result<u32, ()>>().await
-                        })
-                        .unwrap(),
-                )
-            }
-            Site::DropOnCompletion => Some(
-                handle
-                    .try_spawn(async {
-                        let _bomb = Bomb;
-                        yield_now().await;
-                        Ok(1)
-                    })
-                    .unwrap(),
-            ),
-            Site::UnreadOutput => {
-                // Detached at once: the executor drops the output.
-                drop(
-                    handle
-                        .try_spawn(async {
-                            yield_now().await;
-                            Ok::<_, ()>(Bomb)
-                        })
-                        .unwrap(),
-                );
-                None
-            }
+            Site::Clock => return,
             Site::Waker => {
                 // The task cannot end before the trap waker is in place.
                 let (go, wait) = std::sync::mpsc::channel::<()>();
@@ -1020,18 +976,19 @@ mod panics_in_user_code {
                 go.send(()).unwrap();
                 Some(subject)
             }
-            Site::Sink => {
-                sink.armed.store(true, Ordering::SeqCst);
-                Some(
-                    handle
-                        .try_spawn(async {
-                            yield_now().await;
-                            Ok(1)
-                        })
-                        .unwrap(),
-                )
+            _ => {
+                if site == Site::Sink {
+                    sink.armed.store(true, Ordering::SeqCst);
+                }
+                match site_task(site) {
+                    SiteTask::Subject(task) => Some(handle.try_spawn(task).unwrap()),
+                    SiteTask::Unread(task) => {
+                        // Detached at once: the executor drops the output.
+                        drop(handle.try_spawn(task).unwrap());
+                        None
+                    }
+                }
             }
-            Site::Clock => return,
         };
         let bystander = handle
             .try_spawn(async {

@@ -73,14 +73,12 @@ impl WorkerHere {
         runnable: Runnable,
         yielded: bool,
     ) -> Result<(), Runnable> {
-        context::with_worker(|worker| {
-            match worker {
-                Some(here) if here.serves(shared) => {
-                    here.push(runnable, yielded);
-                    Ok(())
-                }
-                _ => Err(runnable),
+        context::with_worker(|worker| match worker {
+            Some(here) if here.serves(shared) => {
+                here.push(runnable, yielded);
+                Ok(())
             }
+            _ => Err(runnable),
         })
     }
 

@@ -13,6 +13,8 @@ pub(crate) mod models;
 pub(crate) mod sync_model;
 #[allow(dead_code)]
 pub(crate) mod virtual_time;
+#[allow(dead_code)]
+pub(crate) mod workers;
 
 /// A `BoundedQueue` with hooks: `len()` answers what `reported_len` says
 /// given the true length, and `before_pop` sees the number of each `pop`

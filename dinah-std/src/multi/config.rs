@@ -26,10 +26,14 @@ pub struct MultiConfig {
     /// leave after ten idle seconds. It starts no thread until a job comes.
     pub blocking: BlockingConfig,
     /// Counts per-worker figures ([`MultiExecutor::figures`](super::MultiExecutor::figures)):
-    /// polls, time in polls, steals and the tasks they moved, sleeps, the
-    /// task each worker polls now. On: two clock reads and a few relaxed
-    /// adds per poll, on the worker's own cache line. Off (the default):
-    /// one predictable branch per poll, and those figures stay zero.
+    /// polls, time in polls, steals and the tasks they moved, sleeps,
+    /// wake-to-poll times, the task each worker polls now; and stamps each
+    /// task when it becomes ready, for the diagnosis. On: two clock reads
+    /// and a few relaxed adds per poll, on the worker's own cache line, a
+    /// clock read and a store per wake, and one more allocation per task
+    /// (its ready stamp, which the diagnosis reads). Off (the default):
+    /// one predictable branch per poll and per wake, and those figures
+    /// stay zero.
     pub measure: bool,
 }
 

@@ -3,8 +3,6 @@
 //! answer with, from the shared state alone.
 #![forbid(unsafe_code)]
 
-use std::sync::atomic::Ordering;
-
 use dinah_core::WorkerId;
 use dinah_core::telemetry::Clock;
 
@@ -19,7 +17,7 @@ pub(super) fn figures(shared: &Shared) -> MultiFigures {
         |worker| shared.stealers[worker].len(),
         shared.injector.len(),
         shared.idle.counts(),
-        shared.live.load(Ordering::Acquire),
+        shared.registry.live(),
     )
 }
 

@@ -52,7 +52,6 @@ mod worker;
 use std::fmt;
 use std::future::Future;
 use std::pin::pin;
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 
@@ -375,7 +374,7 @@ impl MultiExecutor {
     /// Tasks accepted and not ended.
     #[must_use]
     pub fn live_tasks(&self) -> usize {
-        self.shared.live.load(Ordering::Acquire)
+        self.shared.registry.live()
     }
 
     /// The executor's figures now: each worker's (polls, time in polls,

@@ -3,7 +3,8 @@
 //! of how each task alive at the shutdown ended.
 //!
 //! It is split in shards by id, each behind its own short lock, so that
-//! spawns and ends on different workers seldom meet on one lock. A shard
+//! spawns and ends on different workers seldom meet on one lock; each
+//! shard counts its live tasks, so that spawns and ends share no counter. A shard
 //! is a slab: a task's entry is found by the place `enter` gave it, with
 //! no hashing, and freed places are reused.
 //!
@@ -51,6 +52,8 @@ struct Shard {
     places: Vec<Place>,
     /// The first free place, or `NONE`.
     free: usize,
+    /// Live tasks in it.
+    live: usize,
     closed: bool,
     ended: Vec<ChildReport>,
 }
@@ -60,6 +63,7 @@ impl Default for Shard {
         Self {
             places: Vec::new(),
             free: NONE,
+            live: 0,
             closed: false,
             ended: Vec::new(),
         }
@@ -68,6 +72,7 @@ impl Default for Shard {
 
 impl Shard {
     fn insert(&mut self, entry: Entry) -> usize {
+        self.live += 1;
         if self.free == NONE {
             self.places.push(Place::Live(entry));
             return self.places.len() - 1;
@@ -84,6 +89,7 @@ impl Shard {
         match std::mem::replace(self.places.get_mut(at)?, Place::Free(self.free)) {
             Place::Live(entry) => {
                 self.free = at;
+                self.live -= 1;
                 Some(entry)
             }
             free @ Place::Free(_) => {
@@ -111,7 +117,19 @@ pub(super) struct ReadyBeyond {
 
 /// The live tasks (see the module docs).
 pub(super) struct Registry {
-    shards: Box<[Mutex<Shard>]>,
+    shards: Box<[Padded]>,
+}
+
+/// A shard's lock on cache lines of its own: a worker taking one shard
+/// does not pull in the line another worker is writing in the next.
+#[repr(align(128))]
+struct Padded(Mutex<Shard>);
+
+impl std::ops::Deref for Padded {
+    type Target = Mutex<Shard>;
+    fn deref(&self) -> &Mutex<Shard> {
+        &self.0
+    }
 }
 
 impl Registry {
@@ -119,7 +137,9 @@ impl Registry {
     pub(super) fn new(workers: usize) -> Self {
         let count = (workers * 4).next_power_of_two().clamp(4, 256);
         Self {
-            shards: (0..count).map(|_| Mutex::new(Shard::default())).collect(),
+            shards: (0..count)
+                .map(|_| Padded(Mutex::new(Shard::default())))
+                .collect(),
         }
     }
 
@@ -179,6 +199,13 @@ impl Registry {
         };
         // Its waker is dropped outside the lock.
         drop(entry);
+    }
+
+    /// Tasks entered and not yet taken out: each shard's count, read under
+    /// its lock, one shard after another (not one snapshot while tasks
+    /// come and go; exact once none can come).
+    pub(super) fn live(&self) -> usize {
+        self.shards.iter().map(|shard| lock(shard).live).sum()
     }
 
     /// Closes every shard (invariant 2).

@@ -54,9 +54,8 @@ pub(super) struct Shared {
     /// Which worker sleeps in the driver: it is taken with a swap, and
     /// only the taker waits in it or runs its timers.
     pub(super) driver_taken: AtomicBool,
+    /// The live tasks, which it counts.
     pub(super) registry: Registry,
-    /// Tasks accepted and not ended.
-    pub(super) live: AtomicUsize,
     next_id: AtomicU64,
     /// Spawns are refused (a shutdown began).
     closed: AtomicBool,
@@ -69,6 +68,9 @@ pub(super) struct Shared {
     polling_blockers: AtomicUsize,
     /// A thread waiting for the live tasks to end (a draining shutdown).
     drain_waiter: Mutex<Option<Thread>>,
+    /// Whether there is one: a task's end looks here, and takes the
+    /// waiter's lock only when it is set.
+    draining: AtomicBool,
     /// Whether the clock is paused: then it moves only when every worker
     /// sleeps.
     pub(super) paused: bool,
@@ -100,13 +102,13 @@ impl Shared {
             driver,
             driver_taken: AtomicBool::new(false),
             registry: Registry::new(workers),
-            live: AtomicUsize::new(0),
             next_id: AtomicU64::new(1),
             closed: AtomicBool::new(false),
             cancelling: AtomicBool::new(false),
             stopping: AtomicBool::new(false),
             polling_blockers: AtomicUsize::new(0),
             drain_waiter: Mutex::new(None),
+            draining: AtomicBool::new(false),
             paused,
             blocking,
             counters: (0..workers).map(|_| Counters::default()).collect(),
@@ -229,14 +231,20 @@ impl Shared {
         }
     }
 
-    /// Sets (or clears) the thread a draining shutdown parks.
+    /// Sets (or clears) the thread a draining shutdown parks. Set before
+    /// the drain first counts the live tasks: a task that ends after that
+    /// count then sees it (the count reads each shard under the lock the
+    /// end takes).
     pub(super) fn set_drain_waiter(&self, thread: Option<Thread>) {
+        let set = thread.is_some();
         *lock(&self.drain_waiter) = thread;
+        self.draining.store(set, Ordering::SeqCst);
     }
 
-    /// A task ended: one fewer live, and the drain's waiter woken at none.
+    /// A task ended (it has left the registry): a draining shutdown's
+    /// waiter is woken to count again.
     pub(super) fn ended(&self) {
-        if self.live.fetch_sub(1, Ordering::AcqRel) == 1
+        if self.draining.load(Ordering::SeqCst)
             && let Some(thread) = lock(&self.drain_waiter).as_ref()
         {
             thread.unpark();

@@ -15,7 +15,6 @@
 use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::task::{Context, Waker};
 use std::time::{Duration, Instant};
 
@@ -87,7 +86,7 @@ impl MultiExecutor {
         }
         // No worker runs now: each live task is woken onto the global
         // queue and run here, where its poll drops it (it is cancelled).
-        while shared.live.load(Ordering::Acquire) > 0 {
+        while shared.registry.live() > 0 {
             for waker in shared.registry.wakers() {
                 waker.wake();
             }
@@ -136,7 +135,7 @@ impl MultiExecutor {
         let mut cx = Context::from_waker(&waker);
         let mut out_of_time = pin!(dinah_core::time::TimerDriver::sleep(timer, deadline));
         loop {
-            if shared.live.load(Ordering::Acquire) == 0 {
+            if shared.registry.live() == 0 {
                 break;
             }
             let now = Instant::now();

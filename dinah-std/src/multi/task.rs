@@ -14,7 +14,7 @@
 //!    or, if the cell is dropped before `run` finished, by the [`Guard`]
 //!    it lives in (before its first poll) or by the [`Slot`] (after).
 //! 3. `run` always ends with a result, after the user's future is gone,
-//!    and the task leaves the registry and the live count just before:
+//!    and the task leaves the registry (which counts the live tasks) just before:
 //!    the handle never sees a cell closed without an output (see
 //!    `task/cell.rs`).
 //! 4. No panic of user code reaches `async-task`, which aborts the process
@@ -28,7 +28,7 @@ use std::future::{Future, poll_fn};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::{Pin, pin};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::task::{Context, Poll};
 
 use async_task::{Builder, ScheduleInfo, WithInfo};
@@ -207,7 +207,6 @@ where
     }
     let id = shared.next_id();
     let mut future = Some(future);
-    shared.live.fetch_add(1, Ordering::AcqRel);
     let ready = shared.clock.is_some().then(|| Arc::new(AtomicU64::new(0)));
     let stamp = ready.clone();
     let made = shared.registry.enter(id, name, ready, |key| {
@@ -229,7 +228,6 @@ where
         ((runnable, task, waker.clone()), waker)
     });
     let Some((runnable, task, waker)) = made else {
-        shared.live.fetch_sub(1, Ordering::AcqRel);
         let future = future.take().unwrap_or_else(|| unreachable!("not built"));
         return Err(SpawnError::Shutdown(future));
     };

@@ -273,8 +273,7 @@ fn multi_case(options: &Options, load: Load) {
             tokio_multi_echo(load, workers)
         }),
     ];
-    let results = run_case(name, 1, options.samples, &mut contenders);
-    let ratio = results[1].1.as_secs_f64() / results[0].1.as_secs_f64();
+    let ratio = rate_ratio(&run_case(name, 1, options.samples, &mut contenders));
     target(
         &format!(
             "{name} on {workers} worker(s): dinah round trips per second / tokio multi_thread's (at least 1.0)"
@@ -282,6 +281,13 @@ fn multi_case(options: &Options, load: Load) {
         ratio,
         ratio >= 1.0,
     );
+}
+
+/// dinah's operations per second over its peer's, from a case's medians
+/// (dinah first, the peer second): the inverse of the ratio of their times
+/// per operation.
+pub(crate) fn rate_ratio(results: &[(String, Duration)]) -> f64 {
+    results[1].1.as_secs_f64() / results[0].1.as_secs_f64()
 }
 
 fn case(options: &Options, name: &str, load: Load) {
@@ -293,10 +299,7 @@ fn case(options: &Options, name: &str, load: Load) {
         Contender::new("tokio current-thread", true, || tokio_echo(load)),
     ];
     // One "task" is one round trip.
-    let results = run_case(name, 1, options.samples, &mut contenders);
-    // Time per round trip: the ratio of round trips per second is its
-    // inverse.
-    let ratio = results[1].1.as_secs_f64() / results[0].1.as_secs_f64();
+    let ratio = rate_ratio(&run_case(name, 1, options.samples, &mut contenders));
     target(
         &format!("{name}: dinah round trips per second / tokio's (at least 1.0)"),
         ratio,

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use super::harness::{Contender, Options, run_case, target};
-use super::{dinah_multi, hyper_rt, loopback};
+use super::{dinah_multi, hyper_rt, loopback, rate_ratio};
 
 /// hyper's I/O traits over a tokio stream, as `hyper_rt::HyperIo` does
 /// over dinah's: a 4 KiB buffer and one copy per read.
@@ -169,8 +169,12 @@ pub(crate) fn hyper_case(options: &Options) {
         Contender::new("dinah + hyper", false, dinah_hyper),
         Contender::new("tokio current-thread + hyper", true, tokio_hyper),
     ];
-    let results = run_case("hyper_requests", 1, options.samples, &mut contenders);
-    let ratio = results[1].1.as_secs_f64() / results[0].1.as_secs_f64();
+    let ratio = rate_ratio(&run_case(
+        "hyper_requests",
+        1,
+        options.samples,
+        &mut contenders,
+    ));
     println!(
         "hyper_requests: dinah requests per second / tokio's: {ratio:.3} (recorded; no target)"
     );
@@ -299,8 +303,7 @@ pub(crate) fn hyper_multi_case(options: &Options) {
             || tokio_hyper_multi(workers),
         ),
     ];
-    let results = run_case(name, 1, options.samples, &mut contenders);
-    let ratio = results[1].1.as_secs_f64() / results[0].1.as_secs_f64();
+    let ratio = rate_ratio(&run_case(name, 1, options.samples, &mut contenders));
     target(
         &format!(
             "{name} on {workers} worker(s): dinah requests per second / tokio multi_thread's (at least 1.0)"

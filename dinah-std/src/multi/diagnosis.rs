@@ -15,7 +15,7 @@ pub(super) fn figures(shared: &Shared) -> MultiFigures {
     figures::read(
         &shared.counters,
         |worker| shared.stealers[worker].len(),
-        shared.injector.len(),
+        shared.global.len(),
         shared.idle.counts(),
         shared.registry.live(),
     )

@@ -10,6 +10,7 @@
 //! | `shutdown.rs` | shutdown and the drain before it |
 //! | `config.rs` | [`MultiConfig`] |
 //! | `shared.rs` | what all workers and handles share, and where a wake lands |
+//! | `global.rs` | the global run queue |
 //! | `worker.rs` | a worker's queues as its thread sees them, and its loop |
 //! | `figures.rs` | what it counts of itself |
 //! | `diagnosis.rs` | its figures read whole, and its verdicts |
@@ -24,12 +25,16 @@
 //! # What it does at 16 and 64 workers
 //!
 //! Each worker has its own deque (crossbeam's Chase-Lev deque: pushes and
-//! pops by its owner take no lock) and steals half of a victim's deque
-//! when its own is empty. The global queue (crossbeam's injector: a
-//! lock-free list of blocks) takes spawns and wakes from outside the
-//! workers; workers take it in batches. At most half the workers search
-//! at once, so at 64 workers a burst of work wakes one sleeper at a time
-//! and never all 64, and at most 32 scan the others' deques. The registry
+//! pops by its owner take no lock) of at most 64 tasks, and steals half of
+//! a victim's deque when its own is empty. The global queue (`global.rs`:
+//! a `VecDeque` under a lock) takes spawns and wakes from outside the
+//! workers and the half of a full deque that spills. A worker takes its
+//! lock when its own deque is empty, for a batch of up to 32 tasks, or
+//! every 61st turn for one task, and never when an atomic length says it
+//! is empty; at 64 workers it is the one lock they all may meet, as
+//! tokio's injection queue is. At most half the workers search at once,
+//! so at 64 workers a burst of work wakes one sleeper at a time and never
+//! all 64, and at most 32 scan the others' deques. The registry
 //! of live tasks, taken at each spawn and each end, is split in up to 256
 //! locks by task id. What is shared by all is one driver: the worker that
 //! sleeps in it serves everyone's timers and sockets, and busy workers
@@ -41,6 +46,7 @@
 mod config;
 mod diagnosis;
 mod figures;
+mod global;
 mod handle;
 mod registry;
 mod shared;

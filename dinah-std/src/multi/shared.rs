@@ -21,11 +21,12 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crossbeam_deque::{Injector, Stealer};
+use crossbeam_deque::Stealer;
 use dinah_core::TaskId;
 use dinah_core::telemetry::{Clock, TraceEventKind};
 
 use super::figures::Counters;
+use super::global::GlobalQueue;
 use super::registry::Registry;
 use super::trace::Tracer;
 use super::worker::WorkerHere;
@@ -41,9 +42,9 @@ pub(super) type Runnable = async_task::Runnable<crate::task::cell::CellMeta>;
 
 /// The runtime's state shared by its workers and handles.
 pub(super) struct Shared {
-    /// Tasks woken or spawned away from the workers, and what a worker
-    /// hands back as it stops.
-    pub(super) injector: Injector<Runnable>,
+    /// Tasks woken or spawned away from the workers, what a worker's full
+    /// deque spills, and what a worker hands back as it stops.
+    pub(super) global: GlobalQueue,
     /// Each worker's deque, to steal from.
     pub(super) stealers: Box<[Stealer<Runnable>]>,
     /// Each worker's sleep.
@@ -95,7 +96,7 @@ impl Shared {
     ) -> Self {
         let workers = stealers.len();
         Self {
-            injector: Injector::new(),
+            global: GlobalQueue::new(),
             parkers: (0..workers).map(|_| Parker::new()).collect(),
             idle: Idle::new(workers),
             stealers,
@@ -160,7 +161,7 @@ impl Shared {
             Ok(()) => return,
             Err(runnable) => runnable,
         };
-        self.injector.push(runnable);
+        self.global.push(runnable);
         self.wake_one();
     }
 
@@ -195,7 +196,7 @@ impl Shared {
 
     /// Whether any queue but the workers' next-task slots holds work.
     pub(super) fn has_queued_work(&self) -> bool {
-        !self.injector.is_empty() || self.stealers.iter().any(|stealer| !stealer.is_empty())
+        !self.global.is_empty() || self.stealers.iter().any(|stealer| !stealer.is_empty())
     }
 
     pub(super) fn is_closed(&self) -> bool {

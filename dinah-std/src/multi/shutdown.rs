@@ -18,8 +18,6 @@ use std::sync::Arc;
 use std::task::{Context, Waker};
 use std::time::{Duration, Instant};
 
-use crossbeam_deque::Steal;
-
 use super::{MultiExecutor, UnparkOnWake};
 use crate::executor::ShutdownReport;
 use crate::pool::ShutdownPolicy;
@@ -91,7 +89,7 @@ impl MultiExecutor {
                 waker.wake();
             }
             let mut ran = false;
-            while let Steal::Success(runnable) = shared.injector.steal() {
+            while let Some(runnable) = shared.global.pop() {
                 runnable.run();
                 ran = true;
             }

@@ -12,8 +12,12 @@
 //!    answers at once, a child just spawned). At most [`MAX_NEXT_IN_A_ROW`]
 //!    times in a row; then the slot's task goes to the back of its deque,
 //!    so two tasks that wake each other cannot hold the worker.
+//!
+//! A deque holds at most [`LOCAL_CAPACITY`] tasks: a push into a full one
+//! moves its older half to the global queue first.
 //! 3. Its deque, oldest first.
-//! 4. The global queue, taking a batch into its deque.
+//! 4. The global queue, taking its share (at most [`GLOBAL_BATCH`]) into
+//!    its deque.
 //! 5. Searching, if fewer than half the workers search: half of another
 //!    worker's deque (victims in a random order), then the global queue.
 //! 6. Sleep.
@@ -46,11 +50,32 @@ use crate::runtime::context;
 /// How often (in turns of its loop) a worker looks at the global queue
 /// before its own.
 pub(super) const GLOBAL_INTERVAL: u32 = 61;
+/// The tasks a worker's deque holds; a push into a full one spills its
+/// older half to the global queue, as tokio's local queue of 256 does.
+/// Unbounded, a deque that took a burst of spawns grows with it, and
+/// crossbeam's deque reallocates as it grows and again as it shrinks back:
+/// more than one allocation per spawned task.
+pub(super) const LOCAL_CAPACITY: usize = 256;
+/// The most tasks a worker takes from the global queue at once, besides
+/// the one it polls: no more than fit in crossbeam's smallest deque, so
+/// that a refill never makes an emptied deque grow again.
+pub(super) const GLOBAL_BATCH: usize = 31;
 /// How many times in a row a worker polls the task of its next-task slot.
 pub(super) const MAX_NEXT_IN_A_ROW: u32 = 3;
 /// How often (in turns) a busy worker fires due timers and takes in
 /// socket readiness.
 pub(super) const MAINTENANCE_INTERVAL: u32 = 61;
+
+/// Where [`WorkerHere::push_local`] put a task.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Pushed {
+    /// In the deque, which was empty.
+    IntoEmpty,
+    /// In the deque, behind other tasks.
+    Behind,
+    /// In the global queue, with half the deque.
+    Spilled,
+}
 
 /// A worker's own state, on its thread (kept in the runtime context, so
 /// that a wake made on this thread reaches its queues).
@@ -88,17 +113,38 @@ impl WorkerHere {
     /// sleeper to steal it; a deque that held work already had its call
     /// made (and a searcher that gives up looks at every deque first).
     fn push(&self, runnable: Runnable, yielded: bool) {
-        let was_empty = self.local.is_empty();
-        if yielded {
-            self.local.push(runnable);
-        } else if let Some(previous) = self.next.replace(Some(runnable)) {
-            self.local.push(previous);
+        let runnable = if yielded {
+            runnable
         } else {
-            return;
-        }
-        if was_empty {
+            match self.next.replace(Some(runnable)) {
+                Some(previous) => previous,
+                None => return,
+            }
+        };
+        if self.push_local(runnable) == Pushed::IntoEmpty {
             self.shared.wake_one();
         }
+    }
+
+    /// Puts a task at the back of the deque; a full deque first spills its
+    /// older half, with this task after it, to the global queue, and calls
+    /// a sleeper for them (see [`LOCAL_CAPACITY`]).
+    fn push_local(&self, runnable: Runnable) -> Pushed {
+        let len = self.local.len();
+        if len < LOCAL_CAPACITY {
+            self.local.push(runnable);
+            return if len == 0 {
+                Pushed::IntoEmpty
+            } else {
+                Pushed::Behind
+            };
+        }
+        let older = std::iter::from_fn(|| self.local.pop()).take(LOCAL_CAPACITY / 2);
+        self.shared
+            .global
+            .push_batch(older.chain(std::iter::once(runnable)));
+        self.shared.wake_one();
+        Pushed::Spilled
     }
 
     /// Whether this worker is one of `shared`'s.
@@ -122,21 +168,21 @@ impl WorkerHere {
         x as usize
     }
 
-    /// Takes a batch from the global queue into the deque, and one task.
+    /// Takes a task from the global queue, and a batch after it into the
+    /// deque, which is empty: this worker's share of the queue, at most
+    /// [`GLOBAL_BATCH`].
     fn take_global(&self) -> Option<Runnable> {
-        loop {
-            match self.shared.injector.steal_batch_and_pop(&self.local) {
-                Steal::Success(runnable) => return Some(runnable),
-                Steal::Empty => return None,
-                Steal::Retry => {}
-            }
-        }
+        let shared = &self.shared;
+        let share = shared.global.len() / shared.workers();
+        shared
+            .global
+            .pop_batch(share.min(GLOBAL_BATCH), &self.local)
     }
 
     /// Steps 1 to 4 of the module docs.
     fn next_task(&self, turn: u32, next_in_a_row: &mut u32) -> Option<Runnable> {
         if turn.is_multiple_of(GLOBAL_INTERVAL)
-            && let Some(runnable) = self.take_global()
+            && let Some(runnable) = self.shared.global.pop()
         {
             return Some(runnable);
         }
@@ -145,7 +191,7 @@ impl WorkerHere {
                 *next_in_a_row += 1;
                 return Some(runnable);
             }
-            self.local.push(runnable);
+            self.push_local(runnable);
         }
         *next_in_a_row = 0;
         self.local.pop().or_else(|| self.take_global())
@@ -298,12 +344,9 @@ impl WorkerHere {
     /// Hands what is left in this worker's queues to the global queue, for
     /// the shutdown to end.
     fn hand_back(&self) {
-        if let Some(runnable) = self.next.take() {
-            self.shared.injector.push(runnable);
-        }
-        while let Some(runnable) = self.local.pop() {
-            self.shared.injector.push(runnable);
-        }
+        let next = self.next.take();
+        let local = std::iter::from_fn(|| self.local.pop());
+        self.shared.global.push_batch(next.into_iter().chain(local));
     }
 }
 

@@ -38,6 +38,12 @@ mod net_hyper;
 use net_hyper::{dinah_hyper_multi, hyper_case, hyper_multi_case, tokio_hyper_multi};
 
 const MESSAGE: usize = 64;
+/// The multi-thread echo's workload: 100 connections at once, 100 round
+/// trips each.
+const MULTI_LOAD: Load = Load {
+    connections: 100,
+    trips: 100,
+};
 
 /// One workload: `connections` clients, `trips` round trips each.
 #[derive(Clone, Copy)]
@@ -318,10 +324,12 @@ fn main() {
             match contender.as_str() {
                 "dinah" => dinah_echo(load),
                 "tokio" => tokio_echo(load),
+                "dinah-multi" => dinah_multi_echo(MULTI_LOAD, options.workers.unwrap_or(2)),
+                "tokio-multi" => tokio_multi_echo(MULTI_LOAD, options.workers.unwrap_or(2)),
                 "dinah-hyper-multi" => dinah_hyper_multi(options.workers.unwrap_or(2)),
                 "tokio-hyper-multi" => tokio_hyper_multi(options.workers.unwrap_or(2)),
                 other => panic!(
-                    "no contender {other}: dinah, tokio, dinah-hyper-multi or tokio-hyper-multi"
+                    "no contender {other}: dinah, tokio, dinah-multi, tokio-multi, dinah-hyper-multi or tokio-hyper-multi"
                 ),
             };
         }
@@ -343,13 +351,7 @@ fn main() {
             trips: 100,
         },
     );
-    multi_case(
-        &options,
-        Load {
-            connections: 100,
-            trips: 100,
-        },
-    );
+    multi_case(&options, MULTI_LOAD);
     hyper_case(&options);
     hyper_multi_case(&options);
 }

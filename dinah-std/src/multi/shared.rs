@@ -21,6 +21,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use async_task::ScheduleInfo;
 use crossbeam_deque::Stealer;
 use dinah_core::TaskId;
 use dinah_core::telemetry::{Clock, TraceEventKind};
@@ -35,6 +36,7 @@ use crate::primitives::{Thread, lock};
 use crate::runtime::Driver;
 use crate::runtime::idle::Idle;
 use crate::runtime::parker::Parker;
+use crate::task::cell::Owner;
 use crate::telemetry::StdClock;
 
 /// A task ready to be polled: its cell, as `async-task` hands it out.
@@ -83,6 +85,26 @@ pub(super) struct Shared {
     pub(super) clock: Option<StdClock>,
     /// Where its task events go, if it was given a sink.
     pub(super) tracer: Option<Tracer>,
+}
+
+/// Every cell's schedule function, where each wake of a task lands
+/// (invariant 1): a worker of the task's runtime queues it itself, any
+/// other thread through the runtime the cell names.
+pub(super) fn schedule(runnable: Runnable, info: ScheduleInfo) {
+    let yielded = info.woken_while_running;
+    if let Err(runnable) = WorkerHere::schedule_woken(runnable, yielded) {
+        let owner = Arc::clone(&runnable.metadata().owner);
+        owner.schedule_away(runnable, yielded);
+    }
+}
+
+impl Owner for Shared {
+    fn schedule_away(&self, runnable: Runnable, yielded: bool) {
+        self.note_wake(&runnable, yielded);
+        self.stamp_ready(&runnable);
+        self.global.push(runnable);
+        self.wake_one();
+    }
 }
 
 impl Shared {
@@ -137,8 +159,9 @@ impl Shared {
             .unwrap_or_default()
     }
 
-    /// Where a wake of one of this runtime's tasks lands (invariant 1).
-    pub(super) fn schedule(self: &Arc<Self>, runnable: Runnable, yielded: bool) {
+    /// Traces a wake, if the runtime traces.
+    #[inline]
+    pub(super) fn note_wake(&self, runnable: &Runnable, yielded: bool) {
         if let Some(tracer) = &self.tracer {
             let kind = if yielded {
                 TraceEventKind::SelfWoken
@@ -147,17 +170,21 @@ impl Shared {
             };
             tracer.emit(runnable.metadata().id, kind);
         }
-        self.schedule_new(runnable, yielded);
     }
 
-    /// Queues a task: a new one (no wake to trace), or one woken
-    /// (invariant 1).
-    pub(super) fn schedule_new(self: &Arc<Self>, runnable: Runnable, yielded: bool) {
+    /// Stamps when a task became ready, if the runtime measures itself.
+    #[inline]
+    pub(super) fn stamp_ready(&self, runnable: &Runnable) {
         if let (Some(clock), Some(ready)) = (&self.clock, &runnable.metadata().ready) {
             // Never 0, which means "not ready".
             ready.store(clock.now().max(1), Ordering::Relaxed);
         }
-        let runnable = match WorkerHere::schedule(self, runnable, yielded) {
+    }
+
+    /// Queues a new task (invariant 1).
+    pub(super) fn schedule_new(self: &Arc<Self>, runnable: Runnable) {
+        self.stamp_ready(&runnable);
+        let runnable = match WorkerHere::schedule(self, runnable, false) {
             Ok(()) => return,
             Err(runnable) => runnable,
         };

@@ -1,7 +1,10 @@
 //! A task of the multi-thread runtime: [`spawn`] makes its cell (one
-//! `async-task` allocation: the future below, its schedule function, its
-//! id, name and cancellation flag, then its output, which the join handle
-//! reads), enters it in the registry and queues it; the future ([`run`])
+//! `async-task` allocation: the future below, its id, cancellation flag
+//! and the runtime it belongs to, then its output, which the join handle
+//! reads; its schedule function is a plain function, `shared::schedule`,
+//! which finds the runtime in the cell, so that `async-task` takes no
+//! extra reference to the cell at each wake), enters it in the registry
+//! and queues it; the future ([`run`])
 //! polls the user's future, catches its panics, drops it on cancellation,
 //! and ends with the handle's result.
 //!
@@ -31,16 +34,16 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::task::{Context, Poll};
 
-use async_task::{Builder, ScheduleInfo, WithInfo};
+use async_task::{Builder, WithInfo};
 use dinah_core::TaskId;
 use dinah_core::executor::SpawnError;
 use dinah_core::task::TaskOutput;
 use dinah_core::telemetry::TraceEventKind;
 
 use super::registry::Key;
-use super::shared::Shared;
+use super::shared::{Shared, schedule};
 use crate::runtime::context;
-use crate::task::cell::{CellHandle, CellMeta, Quiet};
+use crate::task::cell::{CellHandle, CellMeta, Owner, Quiet};
 use crate::task::{ChildEnd, JoinError, JoinHandle};
 use crate::unwind::{drop_quietly, panic_text};
 
@@ -217,12 +220,9 @@ where
             id,
             left: false,
         };
-        let to = Arc::clone(shared);
-        let schedule = move |runnable, info: ScheduleInfo| {
-            to.schedule(runnable, info.woken_while_running);
-        };
+        let owner: Arc<dyn Owner> = Arc::clone(shared) as Arc<dyn Owner>;
         let (runnable, task) = Builder::new()
-            .metadata(CellMeta::new(id, stamp))
+            .metadata(CellMeta::new(id, stamp, owner))
             .spawn(move |_| run(guard), WithInfo(schedule));
         let waker = runnable.waker();
         ((runnable, task, waker.clone()), waker)
@@ -237,6 +237,6 @@ where
         }
         tracer.emit(id, TraceEventKind::Submitted);
     }
-    shared.schedule_new(runnable, false);
+    shared.schedule_new(runnable);
     Ok(JoinHandle::of_cell(CellHandle::new(task, waker)))
 }

@@ -147,6 +147,30 @@ impl WorkerHere {
         Pushed::Spilled
     }
 
+    /// Where a wake of a task made on this thread goes, if this thread is
+    /// a worker of the task's runtime: `Err` hands the task back if not.
+    #[inline]
+    pub(super) fn schedule_woken(runnable: Runnable, yielded: bool) -> Result<(), Runnable> {
+        context::with_worker(|worker| match worker {
+            Some(here) if here.owns(&runnable) => {
+                here.shared.note_wake(&runnable, yielded);
+                here.shared.stamp_ready(&runnable);
+                here.push(runnable, yielded);
+                Ok(())
+            }
+            _ => Err(runnable),
+        })
+    }
+
+    /// Whether `runnable`'s task is of this worker's runtime.
+    #[inline]
+    fn owns(&self, runnable: &Runnable) -> bool {
+        std::ptr::addr_eq(
+            Arc::as_ptr(&runnable.metadata().owner),
+            Arc::as_ptr(&self.shared),
+        )
+    }
+
     /// Whether this worker is one of `shared`'s.
     pub(super) fn serves(&self, shared: &Arc<Shared>) -> bool {
         Arc::ptr_eq(&self.shared, shared)

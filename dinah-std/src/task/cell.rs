@@ -34,6 +34,16 @@ use dinah_core::TaskId;
 use super::JoinError;
 use crate::unwind::drop_quietly;
 
+/// The executor a cell's task belongs to, as its cell knows it: the cell's
+/// schedule function is a plain function (so `async-task` takes no
+/// reference to the cell around each call, as it does for a schedule
+/// function that holds data), and reaches the executor through here.
+pub(crate) trait Owner: Send + Sync {
+    /// Queues the task, woken on a thread that is none of this executor's
+    /// workers.
+    fn schedule_away(&self, runnable: async_task::Runnable<CellMeta>, yielded: bool);
+}
+
 /// What a task's cell carries beside its future.
 pub(crate) struct CellMeta {
     pub(crate) id: TaskId,
@@ -43,14 +53,17 @@ pub(crate) struct CellMeta {
     /// task has been ready and not yet polled, 0 while it is not; shared
     /// with the executor's list of live tasks, which its diagnosis reads.
     pub(crate) ready: Option<Arc<AtomicU64>>,
+    /// The executor that spawned it, for as long as the cell is allocated.
+    pub(crate) owner: Arc<dyn Owner>,
 }
 
 impl CellMeta {
-    pub(crate) fn new(id: TaskId, ready: Option<Arc<AtomicU64>>) -> Self {
+    pub(crate) fn new(id: TaskId, ready: Option<Arc<AtomicU64>>, owner: Arc<dyn Owner>) -> Self {
         Self {
             id,
             cancel: AtomicBool::new(false),
             ready,
+            owner,
         }
     }
 

@@ -39,10 +39,9 @@ pub(super) struct Counters {
 
 impl Counters {
     /// A poll of `task`, ready since `ready_since` (0: not stamped),
-    /// begins; returns the clock's reading.
+    /// begins `now`.
     #[inline]
-    pub(super) fn poll_begins(&self, clock: &StdClock, task: TaskId, ready_since: u64) -> u64 {
-        let now = clock.now();
+    pub(super) fn poll_begins(&self, now: u64, task: TaskId, ready_since: u64) {
         self.started.store(now, Ordering::Relaxed);
         self.polling.store(task.get(), Ordering::Release);
         if ready_since != 0 {
@@ -53,13 +52,12 @@ impl Counters {
                 self.longest_wake_to_poll.store(waited, Ordering::Relaxed);
             }
         }
-        now
     }
 
-    /// The poll that began at `started` ended.
+    /// The poll that began at `started` ended `now`.
     #[inline]
-    pub(super) fn poll_ended(&self, clock: &StdClock, started: u64) {
-        let took = clock.now().saturating_sub(started);
+    pub(super) fn poll_ended(&self, now: u64, started: u64) {
+        let took = now.saturating_sub(started);
         self.polling.store(0, Ordering::Relaxed);
         add(&self.polls, 1);
         add(&self.busy, took);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds dinah-core for microcontroller targets, with and without defmt, and
-# checks that it links nothing beyond its four dependencies and no `alloc`.
+# Builds dinah-core for microcontroller targets, with and without defmt and
+# embedded-hal-async, and checks that it links nothing beyond its four
+# dependencies (and the optional ecosystem trait) and no `alloc`.
 # shellcheck source=ci/common.sh
 source "$(dirname "$0")/common.sh"
 
@@ -12,9 +13,9 @@ for target in "${targets[@]}"; do
     # portable-atomic back end; this build plays the binary's part.
     extra=()
     [ "$target" = thumbv6m-none-eabi ] && extra=(--features portable-atomic/critical-section)
-    for defmt in "" "defmt"; do
+    for optional in "" "defmt" "embedded-hal-async"; do
         features=("${extra[@]}")
-        [ -n "$defmt" ] && features+=(--features defmt)
+        [ -n "$optional" ] && features+=(--features "$optional")
         step "build dinah-core for $target ${features[*]}"
         "${EMBEDDED_CARGO[@]}" build -p dinah-core --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${features[@]}"
     done
@@ -42,8 +43,9 @@ check_dependencies() {
 }
 check_dependencies "" "critical-section heapless portable-atomic"
 check_dependencies "--features defmt" "critical-section defmt heapless portable-atomic"
+check_dependencies "--features embedded-hal-async" "critical-section embedded-hal-async heapless portable-atomic"
 if grep -rn 'extern crate alloc' dinah-core/src; then
     echo "dinah-core must not link alloc"
     exit 1
 fi
-echo "dinah-core depends on critical-section, heapless, portable-atomic (and defmt when enabled); no alloc"
+echo "dinah-core depends on critical-section, heapless, portable-atomic (and defmt, embedded-hal-async when enabled); no alloc"

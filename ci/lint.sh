@@ -13,6 +13,8 @@ cargo fmt --manifest-path examples/qemu/Cargo.toml -- --check
 feature_sets=(
     "--workspace"
     "-p dinah-core --features defmt"
+    "-p dinah-core --features embedded-hal-async"
+    "-p dinah --features embedded-hal-async"
     "-p dinah --no-default-features"
     "-p dinah --features defmt"
     "-p dinah-std --features tracing"

@@ -40,7 +40,7 @@ step "cargo +nightly miri test (the multi-thread executor's tests, under Tree Bo
 # protocol is model-checked under weak memory by loom (loom_workers), so
 # this pass checks the rest with sequentially consistent memory.
 export MIRIFLAGS="-Zmiri-disable-isolation -Zmiri-tree-borrows -Zmiri-ignore-leaks -Zmiri-disable-weak-memory-emulation"
-cargo +nightly miri test -p dinah --test runtime_contract --test multi_executor --test multi_executor_telemetry --test multi_executor_stress --test http --test task_group --test panics_in_user_code -- multi_executor 2>&1 | tee -a "$log"
+cargo +nightly miri test -p dinah --test runtime_contract --test multi_executor --test multi_executor_telemetry --test multi_executor_stress --test http --test task_group --test panics_in_user_code --test time_delay -- multi_executor 2>&1 | tee -a "$log"
 cargo +nightly miri test -p dinah-std --doc -- src/multi/ 2>&1 | tee -a "$log"
 cargo +nightly miri test -p dinah --doc -- ReadmeDoctests 2>&1 | tee -a "$log"
 record_test_counts "$log" miri

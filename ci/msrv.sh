@@ -11,5 +11,6 @@ if ! rustup toolchain list | grep -q "^$msrv"; then
 fi
 cargo "+$msrv" check -p dinah-core
 cargo "+$msrv" check -p dinah-core --features defmt
+cargo "+$msrv" check -p dinah-core --features embedded-hal-async
 cargo "+$msrv" check -p dinah-std
 cargo "+$msrv" check -p dinah

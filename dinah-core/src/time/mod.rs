@@ -48,6 +48,8 @@ use crate::raw::timer::TimerKey;
 use crate::telemetry::Clock;
 
 mod alarm;
+#[cfg(feature = "embedded-hal-async")]
+mod delay;
 mod error;
 mod interval;
 mod sleep;
@@ -57,6 +59,8 @@ mod wide;
 pub use crate::raw::timer::Divisor;
 pub use crate::raw::timer::TimerFigures;
 pub use alarm::{Alarm, Tickless};
+#[cfg(feature = "embedded-hal-async")]
+pub use delay::Delay;
 pub use error::{Elapsed, TimerFull, ZeroPeriod};
 pub use interval::{Interval, MissedTicks};
 pub use sleep::Sleep;

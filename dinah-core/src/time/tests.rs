@@ -262,3 +262,43 @@ fn expire_wakes_every_waiter_of_timers_due_together() {
     let figures = TIMERS.figures();
     assert_eq!((figures.fired, figures.armed), (12, 0));
 }
+
+#[cfg(feature = "embedded-hal-async")]
+#[test]
+fn a_delay_on_the_firmware_store_lasts_at_least_its_time_and_at_most_two_ticks_more() {
+    use embedded_hal_async::delay::DelayNs;
+
+    static CLOCK: VirtualClock = VirtualClock(AtomicU64::new(0));
+    static TIMERS: Timers<1, &VirtualClock> = Timers::new(&CLOCK);
+    static QUEUE: ReadyQueue<2> = ReadyQueue::new();
+    let (timers, clock) = (&TIMERS, &CLOCK);
+    let mut executor: AsyncExecutor<'_, 2> = AsyncExecutor::new(&QUEUE).unwrap();
+    executor.run_until(
+        async {
+            // A driver written against the trait, as the ecosystem's are.
+            async fn waits<D: DelayNs>(delay: &mut D, clock: &VirtualClock) -> [u64; 4] {
+                let mut took = [0; 4];
+                let start = clock.now();
+                delay.delay_ns(1).await;
+                took[0] = clock.now() - start;
+                let start = clock.now();
+                delay.delay_us(1_500).await;
+                took[1] = clock.now() - start;
+                let start = clock.now();
+                delay.delay_ms(40).await;
+                took[2] = clock.now() - start;
+                let start = clock.now();
+                delay.delay_ns(0).await;
+                took[3] = clock.now() - start;
+                took
+            }
+            let mut delay = Delay::new(timers);
+            // Milliseconds: 1 ns is one tick rounded up, 1.5 ms two, and a
+            // tick more for the reading's fraction; no time for zero.
+            assert_eq!(waits(&mut delay, clock).await, [2, 3, 41, 0]);
+        },
+        8,
+        Tickless::new(timers, JumpingAlarm(clock), never_sleeps),
+    );
+    assert_eq!(timers.figures().fired, 3, "zero took no timer");
+}

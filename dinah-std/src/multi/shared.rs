@@ -184,7 +184,7 @@ impl Shared {
     /// Queues a new task (invariant 1).
     pub(super) fn schedule_new(self: &Arc<Self>, runnable: Runnable) {
         self.stamp_ready(&runnable);
-        let runnable = match WorkerHere::schedule(self, runnable, false) {
+        let runnable = match WorkerHere::schedule_new(runnable) {
             Ok(()) => return,
             Err(runnable) => runnable,
         };

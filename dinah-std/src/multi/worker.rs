@@ -94,23 +94,6 @@ pub(crate) struct WorkerHere {
 }
 
 impl WorkerHere {
-    /// Where a wake of one of `shared`'s tasks made on this thread goes:
-    /// `Err` hands the task back when this thread is not one of `shared`'s
-    /// workers.
-    pub(super) fn schedule(
-        shared: &Arc<Shared>,
-        runnable: Runnable,
-        yielded: bool,
-    ) -> Result<(), Runnable> {
-        context::with_worker(|worker| match worker {
-            Some(here) if here.serves(shared) => {
-                here.push(runnable, yielded);
-                Ok(())
-            }
-            _ => Err(runnable),
-        })
-    }
-
     /// A task woken on this worker: a yield goes to the back of the deque,
     /// any other wake to the next-task slot, whose previous task goes to
     /// the back of the deque. Work put in an empty deque may call a
@@ -151,18 +134,36 @@ impl WorkerHere {
         Pushed::Spilled
     }
 
+    /// Runs `queue` with this thread's worker if it is one of `runnable`'s
+    /// runtime's workers; hands the task back (`Err`) if it is not.
+    #[inline]
+    fn on_own_worker(
+        runnable: Runnable,
+        queue: impl FnOnce(&Self, Runnable),
+    ) -> Result<(), Runnable> {
+        context::with_worker(|worker| match worker {
+            Some(here) if here.owns(&runnable) => {
+                queue(here, runnable);
+                Ok(())
+            }
+            _ => Err(runnable),
+        })
+    }
+
+    /// Queues a task just spawned, if this thread is a worker of its
+    /// runtime: `Err` hands it back if not.
+    pub(super) fn schedule_new(runnable: Runnable) -> Result<(), Runnable> {
+        Self::on_own_worker(runnable, |here, runnable| here.push(runnable, false))
+    }
+
     /// Where a wake of a task made on this thread goes, if this thread is
     /// a worker of the task's runtime: `Err` hands the task back if not.
     #[inline]
     pub(super) fn schedule_woken(runnable: Runnable, yielded: bool) -> Result<(), Runnable> {
-        context::with_worker(|worker| match worker {
-            Some(here) if here.owns(&runnable) => {
-                here.shared.note_wake(&runnable, yielded);
-                here.shared.stamp_ready(&runnable);
-                here.push(runnable, yielded);
-                Ok(())
-            }
-            _ => Err(runnable),
+        Self::on_own_worker(runnable, |here, runnable| {
+            here.shared.note_wake(&runnable, yielded);
+            here.shared.stamp_ready(&runnable);
+            here.push(runnable, yielded);
         })
     }
 

@@ -664,7 +664,7 @@ fn a_drain_on_a_paused_clock_ends_though_a_task_keeps_waking_itself<R: Runtime>(
         // Long enough, in real time, for a worker that takes in spawns
         // from outside every 61 polls of the spinner to reach `save`
         // (interpreted, those polls take a while).
-        let deadline = Duration::from_millis(if cfg!(miri) { 5_000 } else { 200 });
+        let deadline = Duration::from_millis(if cfg!(miri) { 20_000 } else { 200 });
         let report = runtime.shutdown_with(ShutdownPolicy::Drain, deadline);
         let mut ends: Vec<_> = report.tasks.iter().map(|t| (t.name, t.end)).collect();
         ends.sort_by_key(|(name, _)| *name);

@@ -25,13 +25,13 @@
 //! # What it does at 16 and 64 workers
 //!
 //! Each worker has its own deque (crossbeam's Chase-Lev deque: pushes and
-//! pops by its owner take no lock) of at most 64 tasks, and steals half of
+//! pops by its owner take no lock) of at most 256 tasks, and steals half of
 //! a victim's deque when its own is empty. The global queue (`global.rs`:
 //! a `VecDeque` under a lock) takes spawns and wakes from outside the
 //! workers and the half of a full deque that spills. A worker takes its
-//! lock when its own deque is empty, for a batch of up to 32 tasks, or
-//! every 61st turn for one task, and never when an atomic length says it
-//! is empty; at 64 workers it is the one lock they all may meet, as
+//! lock when its own deque is empty, for up to 32 tasks (one to poll, 31
+//! into its deque), or every 61st turn for one task, and never when an
+//! atomic length says it is empty; at 64 workers it is the one lock they all may meet, as
 //! tokio's injection queue is. At most half the workers search at once,
 //! so at 64 workers a burst of work wakes one sleeper at a time and never
 //! all 64, and at most 32 scan the others' deques. The registry

@@ -31,12 +31,12 @@
 //! workers and the half of a full deque that spills. A worker takes its
 //! lock when its own deque is empty, for up to 32 tasks (one to poll, 31
 //! into its deque), or every 61st turn for one task, and never when an
-//! atomic length says it is empty; at 64 workers it is the one lock they all may meet, as
-//! tokio's injection queue is. At most half the workers search at once,
-//! so at 64 workers a burst of work wakes one sleeper at a time and never
-//! all 64, and at most 32 scan the others' deques. The registry
-//! of live tasks, taken at each spawn and each end, is split in up to 256
-//! locks by task id. What is shared by all is one driver: the worker that
+//! atomic length says it is empty; at 64 workers it is the one lock they
+//! all may meet, as tokio's injection queue is. At most half the workers
+//! search at once, so at 64 workers a burst of work wakes one sleeper at
+//! a time and never all 64, and at most 32 scan the others' deques. The
+//! registry of live tasks, taken at each spawn and each end, is split in
+//! up to 256 locks by task id. What is shared by all is one driver: the worker that
 //! sleeps in it serves everyone's timers and sockets, and busy workers
 //! serve them every [`MAINTENANCE_INTERVAL`](worker::MAINTENANCE_INTERVAL)th
 //! turn if nobody sleeps there; at 64 busy workers, timer and socket

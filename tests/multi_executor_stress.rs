@@ -23,12 +23,16 @@ fn roots_per_thread() -> usize {
     if cfg!(miri) {
         return 10;
     }
-    let divisor = std::env::var("DINAH_STRESS_DIVISOR")
+    50_000 / divisor()
+}
+
+/// `DINAH_STRESS_DIVISOR`, or 1.
+fn divisor() -> usize {
+    std::env::var("DINAH_STRESS_DIVISOR")
         .ok()
         .and_then(|value| value.parse::<usize>().ok())
         .filter(|&divisor| divisor > 0)
-        .unwrap_or(1);
-    50_000 / divisor
+        .unwrap_or(1)
 }
 
 struct Tally {
@@ -109,4 +113,32 @@ fn multi_executor_ends_every_task_of_a_million_exactly_once() {
     let report = executor.shutdown();
     assert_eq!(report.left(), 0, "{report:?}");
     assert_eq!(executor.live_tasks(), 0);
+}
+
+/// A cancellation that lands while a worker is taking the task up for its
+/// poll still reaches it: every handle of a task that would never end by
+/// itself resolves `Cancelled`, and nothing is left live.
+#[test]
+fn multi_executor_cancellation_racing_a_poll_is_never_lost() {
+    let tasks = if cfg!(miri) { 50 } else { 20_000 / divisor() };
+    let executor = MultiExecutor::with_config(MultiConfig {
+        workers: Some(2),
+        ..MultiConfig::default()
+    })
+    .unwrap();
+    let handles: Vec<_> = (0..tasks)
+        .map(|_| {
+            let handle = executor
+                .handle()
+                .try_spawn(std::future::pending::<()>())
+                .unwrap_or_else(|_| panic!("refused"));
+            handle.cancel();
+            handle
+        })
+        .collect();
+    for handle in handles {
+        assert_eq!(executor.block_on(handle), Err(dinah::JoinError::Cancelled));
+    }
+    let report = executor.shutdown();
+    assert_eq!(report.left(), 0, "{report:?}");
 }

@@ -16,6 +16,13 @@
 //! 3. A task is polled only by a worker, never by the thread that wakes
 //!    it, and never after the runtime closed except to drop its future
 //!    (the task sees `cancelling` and ends `Cancelled`).
+//! 4. A handle's cancellation is never lost to a poll that was about to
+//!    begin: the worker reads the cancel word, then the task's flag, before
+//!    the poll; the handle sets the flag, then moves the word, then wakes
+//!    the task. A wake that finds the task already queued does not queue it
+//!    again, but the poll that follows it begins after that wake and so
+//!    sees the word moved; the poll then yields without polling the user's
+//!    future, and its next turn reads the flag (see `CancelWord`).
 #![forbid(unsafe_code)]
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -62,8 +69,9 @@ pub(super) struct Shared {
     next_id: AtomicU64,
     /// Spawns are refused (a shutdown began).
     closed: AtomicBool,
-    /// Every task still alive is to end `Cancelled` at its next poll.
-    cancelling: AtomicBool,
+    /// Whether every task still alive is to end `Cancelled` at its next
+    /// poll, and how many cancellations handles made (invariant 4).
+    cancel: CancelWord,
     /// Workers are to stop.
     stopping: AtomicBool,
     /// `block_on` futures being polled right now: while one is, a paused
@@ -105,6 +113,28 @@ impl Owner for Shared {
         self.global.push(runnable);
         self.wake_one();
     }
+
+    fn cancelled_one(&self) {
+        self.cancel.0.fetch_add(CancelWord::ONE, Ordering::AcqRel);
+    }
+}
+
+/// The runtime's cancel word: its low bit says that every task is to end
+/// `Cancelled` (a shutdown's), the rest counts the cancellations handles
+/// made. A poll compares it with the value its worker read before the
+/// task's flag: a word that moved in between may be a cancellation of
+/// this task that the flag's read missed (invariant 4). A task's own flag
+/// cannot be read from inside its future, which is why the word stands in
+/// for it there; it moves only when a handle cancels, so a busy runtime
+/// reads it from its cache.
+#[derive(Default)]
+pub(super) struct CancelWord(AtomicU64);
+
+impl CancelWord {
+    /// The bit of the runtime-wide cancellation.
+    pub(super) const ALL: u64 = 1;
+    /// One handle's cancellation.
+    const ONE: u64 = 2;
 }
 
 impl Shared {
@@ -127,7 +157,7 @@ impl Shared {
             registry: Registry::new(workers),
             next_id: AtomicU64::new(1),
             closed: AtomicBool::new(false),
-            cancelling: AtomicBool::new(false),
+            cancel: CancelWord::default(),
             stopping: AtomicBool::new(false),
             polling_blockers: AtomicUsize::new(0),
             drain_waiter: Mutex::new(None),
@@ -236,14 +266,15 @@ impl Shared {
         self.registry.close();
     }
 
-    /// Whether a task polled now ends `Cancelled` instead.
+    /// The cancel word now (invariant 4).
     #[inline]
-    pub(super) fn is_cancelling(&self) -> bool {
-        self.cancelling.load(Ordering::Acquire)
+    pub(super) fn cancel_word(&self) -> u64 {
+        self.cancel.0.load(Ordering::Acquire)
     }
 
+    /// Every task still alive ends `Cancelled` at its next poll.
     pub(super) fn cancel_all(&self) {
-        self.cancelling.store(true, Ordering::Release);
+        self.cancel.0.fetch_or(CancelWord::ALL, Ordering::AcqRel);
     }
 
     pub(super) fn is_stopping(&self) -> bool {

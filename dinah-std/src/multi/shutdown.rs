@@ -90,7 +90,7 @@ impl MultiExecutor {
             }
             let mut ran = false;
             while let Some(runnable) = shared.global.pop() {
-                runnable.run();
+                super::worker::run(shared, runnable);
                 ran = true;
             }
             if !ran {

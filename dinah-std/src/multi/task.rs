@@ -41,7 +41,7 @@ use dinah_core::task::TaskOutput;
 use dinah_core::telemetry::TraceEventKind;
 
 use super::registry::Key;
-use super::shared::{Shared, schedule};
+use super::shared::{CancelWord, Shared, schedule};
 use crate::runtime::context;
 use crate::task::cell::{CellHandle, CellMeta, Owner, Quiet};
 use crate::task::{ChildEnd, JoinError, JoinHandle};
@@ -131,8 +131,17 @@ enum Outcome<T> {
 /// (invariant 1).
 fn poll_user<F: Future>(slot: Pin<&mut Slot<F>>, cx: &mut Context<'_>) -> Poll<Outcome<F::Output>> {
     let slot = slot.project();
-    if context::polled_is_cancelled() || slot.guard.shared.is_cancelling() {
+    let seen = context::polled_cancel();
+    let word = slot.guard.shared.cancel_word();
+    if seen == context::POLLED_CANCELLED || word & CancelWord::ALL != 0 {
         return Poll::Ready(Outcome::Cancelled);
+    }
+    if word != seen {
+        // A handle cancelled a task since the worker read this one's flag:
+        // perhaps this one. Its next turn reads the flag again
+        // (`shared.rs`, invariant 4).
+        cx.waker().wake_by_ref();
+        return Poll::Pending;
     }
     let Some(future) = slot.future.as_pin_mut() else {
         return Poll::Ready(Outcome::Cancelled);

@@ -351,7 +351,7 @@ impl WorkerHere {
     #[inline]
     fn poll(&self, runnable: Runnable) {
         match &self.shared.clock {
-            None => run(runnable),
+            None => run(&self.shared, runnable),
             Some(clock) => {
                 let counters = &self.shared.counters[self.index];
                 let meta = runnable.metadata();
@@ -363,10 +363,10 @@ impl WorkerHere {
                 let started = self.last_end.take().unwrap_or_else(|| clock.now());
                 counters.poll_begins(started, id, ready_since);
                 match &self.shared.tracer {
-                    None => run(runnable),
+                    None => run(&self.shared, runnable),
                     Some(tracer) => {
                         tracer.emit(id, TraceEventKind::PollStarted);
-                        run(runnable);
+                        run(&self.shared, runnable);
                         tracer.emit(id, TraceEventKind::PollEnded);
                     }
                 }
@@ -391,18 +391,19 @@ impl WorkerHere {
 /// budget of 128 does).
 pub(super) const COOP_BUDGET: u32 = 128;
 
-/// Polls a task, with a fresh cooperative budget; one its handle cancelled
-/// is told so, and its poll drops it instead.
+/// Polls a task of `shared`'s, with a fresh cooperative budget; one its
+/// handle cancelled is told so, and its poll drops it instead. The cancel
+/// word is read before the flag (`shared.rs`, invariant 4).
 #[inline]
-pub(super) fn run(runnable: Runnable) {
+pub(super) fn run(shared: &Shared, runnable: Runnable) {
     context::set_budget(COOP_BUDGET);
+    let word = shared.cancel_word();
     if runnable.metadata().is_cancelled() {
-        context::set_polled_cancelled(true);
-        runnable.run();
-        context::set_polled_cancelled(false);
+        context::set_polled_cancel(context::POLLED_CANCELLED);
     } else {
-        runnable.run();
+        context::set_polled_cancel(word);
     }
+    runnable.run();
 }
 
 /// The body of worker `index`'s thread.

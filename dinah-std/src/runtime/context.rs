@@ -88,10 +88,12 @@ struct Plain {
     io_wait: Cell<Option<(mio::Token, Interest)>>,
     /// What the poll running on this thread left waiting in a line.
     line_wait: Cell<Option<LineWait>>,
-    /// The task polled on this thread now was cancelled by its handle (a
-    /// multi-thread executor's task): its poll drops it instead.
+    /// What the worker read before the poll running on this thread now (a
+    /// multi-thread executor's task): [`POLLED_CANCELLED`] if its handle
+    /// had cancelled it (its poll drops it instead), else the runtime's
+    /// cancel word.
     #[cfg_attr(loom, allow(dead_code))]
-    polled_cancelled: Cell<bool>,
+    polled_cancel: Cell<u64>,
     /// Socket operations the poll running now may still complete before
     /// it must yield (a multi-thread executor's cooperative budget);
     /// `u32::MAX` where no executor set one.
@@ -114,7 +116,7 @@ std::thread_local! {
             armed: Cell::new(u64::MAX),
             io_wait: Cell::new(None),
             line_wait: Cell::new(None),
-            polled_cancelled: Cell::new(false),
+            polled_cancel: Cell::new(POLLED_CANCELLED),
             budget: Cell::new(u32::MAX),
         }
     };
@@ -134,7 +136,7 @@ loom::thread_local! {
         armed: Cell::new(u64::MAX),
         io_wait: Cell::new(None),
         line_wait: Cell::new(None),
-        polled_cancelled: Cell::new(false),
+        polled_cancel: Cell::new(POLLED_CANCELLED),
         budget: Cell::new(u32::MAX),
     };
 }
@@ -314,20 +316,25 @@ pub(crate) fn with_worker<R>(f: impl FnOnce(Option<&WorkerState>) -> R) -> R {
     }
 }
 
-/// Says whether the task about to be polled on this thread was cancelled
-/// by its handle.
-#[cfg(not(loom))]
-pub(crate) fn set_polled_cancelled(cancelled: bool) {
-    let _ = PLAIN.try_with(|plain| plain.polled_cancelled.set(cancelled));
-}
+/// What [`polled_cancel`] says of a task whose handle cancelled it.
+pub(crate) const POLLED_CANCELLED: u64 = u64::MAX;
 
-/// Whether the task polled on this thread now was cancelled by its handle.
+/// Says what the worker read before the poll it is about to run on this
+/// thread: [`POLLED_CANCELLED`], or the runtime's cancel word.
 #[cfg(not(loom))]
 #[inline]
-pub(crate) fn polled_is_cancelled() -> bool {
+pub(crate) fn set_polled_cancel(seen: u64) {
+    let _ = PLAIN.try_with(|plain| plain.polled_cancel.set(seen));
+}
+
+/// What the worker read before the poll running on this thread now (see
+/// [`set_polled_cancel`]); [`POLLED_CANCELLED`] where none was set.
+#[cfg(not(loom))]
+#[inline]
+pub(crate) fn polled_cancel() -> u64 {
     PLAIN
-        .try_with(|plain| plain.polled_cancelled.get())
-        .unwrap_or(false)
+        .try_with(|plain| plain.polled_cancel.get())
+        .unwrap_or(POLLED_CANCELLED)
 }
 
 /// Gives the poll about to run on this thread `budget` socket operations

@@ -10,10 +10,12 @@
 //!    executor runs every queued cell to its end rather than dropping it,
 //!    so awaiting the cell never finds it closed without one (a cell
 //!    dropped unrun all the same reads as `Cancelled`).
-//! 2. `cancel` returning `true` sets the flag before it wakes the task; the
-//!    executor reads the flag before each poll, and the handle reads it
-//!    when the output comes: from then on the handle says `Cancelled`,
-//!    whatever the task returned, unless its code panicked.
+//! 2. `cancel` returning `true` sets the flag, tells the executor
+//!    ([`Owner::cancelled_one`]), then wakes the task; the executor reads
+//!    the flag before each poll (and a poll that began as the flag was set
+//!    learns of it from the executor), and the handle reads it when the
+//!    output comes: from then on the handle says `Cancelled`, whatever the
+//!    task returned, unless its code panicked.
 //! 3. `async-task` aborts the process if a destructor or waker it calls
 //!    panics. The output travels in a [`Quiet`], which drops it catching
 //!    its panic; the awaiting task's waker is handed to the cell inside a
@@ -42,6 +44,11 @@ pub(crate) trait Owner: Send + Sync {
     /// Queues the task, woken on a thread that is none of this executor's
     /// workers.
     fn schedule_away(&self, runnable: async_task::Runnable<CellMeta>, yielded: bool);
+
+    /// A handle set its task's cancellation flag, and is about to wake the
+    /// task: a poll of the task that read the flag before it was set must
+    /// learn of it all the same (see `multi/shared.rs`, invariant 4).
+    fn cancelled_one(&self);
 }
 
 /// What a task's cell carries beside its future.
@@ -166,6 +173,7 @@ impl<T> CellHandle<T> {
             return false;
         }
         meta.cancel.store(true, Ordering::Release);
+        meta.owner.cancelled_one();
         self.waker.wake_by_ref();
         true
     }

@@ -1228,7 +1228,7 @@ fn a_task_sleeping_past_the_end_of_the_clock_is_never_no_wake() {
             .try_spawn(async { dinah::time::sleep(Duration::MAX).await })
             .unwrap(),
         executor
-            .try_spawn(async { dinah::time::sleep_until(u64::MAX).await })
+            .try_spawn(async { dinah::time::sleep_until(dinah::time::Instant::MAX).await })
             .unwrap(),
         executor
             .try_spawn(async move { dinah::time::sleep(thousand_years).await })

@@ -292,7 +292,7 @@ fn the_commit_port_waits_its_backoff_on_dinahs_paused_clock() {
         .unwrap();
     assert_eq!(commit.ids, [5]);
     // 10 ms, then 20 ms, of virtual time.
-    assert_eq!(executor.timer().now(), 30_000);
+    assert_eq!(executor.timer().now().ticks(), 30_000);
 }
 
 // ---- the adapter, under the executor, with real sockets ----

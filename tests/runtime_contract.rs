@@ -585,7 +585,7 @@ fn sleeps_in_tasks_end_in_deadline_order_on_a_paused_clock<R: Runtime>() {
     });
     assert_eq!(*order.lock().unwrap(), [10, 20, 30]);
     assert!(
-        timer.now() - start >= 30_000,
+        timer.now().ticks_since(start) >= 30_000,
         "the clock moved to the last deadline"
     );
 }
@@ -603,7 +603,7 @@ fn the_free_time_functions_reach_the_runtime_s_timers<R: Runtime>() {
         })
         .unwrap();
     assert_eq!(runtime.block_on(task), Ok(Ok((true, Some(3)))));
-    assert!(timer.now() >= 6_000);
+    assert!(timer.now().ticks() >= 6_000);
 }
 
 fn a_drain_runs_what_was_accepted_and_names_each_task<R: Runtime>() {

@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use dinah::executor::{AsyncExecutor, ExecutorConfig};
 use dinah::time::{
-    Elapsed, MissedTicks, Tickless, TimerDriver, TimerFigures, TimerHandle, Timers, ZeroPeriod,
+    Elapsed, Instant, MissedTicks, Tickless, TimerDriver, TimerFigures, TimerHandle, Timers,
+    ZeroPeriod,
 };
 use dinah::{LocalExecutor, ReadyQueue};
 
@@ -99,8 +100,8 @@ impl Harness for Hosted {
 }
 
 /// Milliseconds from `start` to now on `driver`'s clock.
-fn millis_since<D: TimerDriver>(driver: &D, start: u64) -> u64 {
-    (driver.now() - start) * 1_000 / driver.ticks_per_second()
+fn millis_since<D: TimerDriver>(driver: &D, start: Instant) -> u64 {
+    driver.now().ticks_since(start) * 1_000 / driver.ticks_per_second()
 }
 
 /// Polls every future until all are done (each is polled until it is).
@@ -208,23 +209,32 @@ fn a_timeout_at_a_deadline_elapses_or_returns_the_output<H: Harness>() {
     let start = driver.now();
     let ms = |n: u64| n * driver.ticks_per_second() / 1_000;
     let late = harness.block_on(
-        driver
-            .clone()
-            .timeout_at(start + ms(5), driver.clone().sleep_until(start + ms(50))),
+        driver.clone().timeout_at(
+            start.saturating_add_ticks(ms(5)),
+            driver
+                .clone()
+                .sleep_until(start.saturating_add_ticks(ms(50))),
+        ),
     );
     assert_eq!(late, Err(Elapsed));
     assert_eq!(millis_since(&driver, start), 5);
     let quick = harness.block_on(
-        driver
-            .clone()
-            .timeout_at(start + ms(60), driver.clone().sleep_until(start + ms(10))),
+        driver.clone().timeout_at(
+            start.saturating_add_ticks(ms(60)),
+            driver
+                .clone()
+                .sleep_until(start.saturating_add_ticks(ms(10))),
+        ),
     );
     assert_eq!(quick, Ok(()));
     assert_eq!(millis_since(&driver, start), 10);
     let passed = harness.block_on(
-        driver
-            .clone()
-            .timeout_at(start, driver.clone().sleep_until(start + ms(20))),
+        driver.clone().timeout_at(
+            start,
+            driver
+                .clone()
+                .sleep_until(start.saturating_add_ticks(ms(20))),
+        ),
     );
     assert_eq!(passed, Err(Elapsed));
     assert_eq!(
@@ -254,7 +264,7 @@ fn five_ticks<H: Harness>(rule: MissedTicks, work: Duration) -> Vec<u64> {
         let mut seen = Vec::new();
         for round in 0..5 {
             let tick = interval.tick().await;
-            seen.push((tick - start) * 1_000 / driver.ticks_per_second());
+            seen.push(tick.ticks_since(start) * 1_000 / driver.ticks_per_second());
             if round == 1 {
                 worker(work);
             }

@@ -56,7 +56,7 @@ impl hyper::rt::Write for HyperIo {
     }
 }
 
-/// hyper's timer on a dinah executor's timers. Its `Instant`s are read
+/// hyper's timer on a dinah executor's timers. Its `std::time::Instant`s are read
 /// off the executor's clock (so a paused clock is followed exactly): an
 /// `Instant` fixed when the timer was made, plus the clock's reading.
 #[derive(Clone)]
@@ -68,7 +68,7 @@ pub(crate) struct HyperTimer {
 
 impl HyperTimer {
     pub(crate) fn new(timers: dinah::time::TimerHandle) -> Self {
-        let origin = Instant::now() - Duration::from_micros(timers.now());
+        let origin = Instant::now() - Duration::from_micros(timers.now().ticks());
         Self { timers, origin }
     }
 }
@@ -93,10 +93,14 @@ impl hyper::rt::Timer for HyperTimer {
     fn sleep_until(&self, deadline: Instant) -> Pin<Box<dyn hyper::rt::Sleep>> {
         let micros = deadline.saturating_duration_since(self.origin).as_micros();
         let at = u64::try_from(micros).unwrap_or(u64::MAX);
-        Box::pin(HyperSleep(self.timers.clone().sleep_until(at)))
+        Box::pin(HyperSleep(
+            self.timers
+                .clone()
+                .sleep_until(dinah::time::Instant::from_ticks(at)),
+        ))
     }
 
     fn now(&self) -> Instant {
-        self.origin + Duration::from_micros(self.timers.now())
+        self.origin + Duration::from_micros(self.timers.now().ticks())
     }
 }

@@ -68,7 +68,7 @@ impl<const T: usize, C: Clock, A: Alarm, S: FnMut()> Idle for Tickless<'_, T, C,
                 return;
             }
             match self.timers.next_expiry_in(cs) {
-                Some(at) if !self.alarm.set(at, cs) => return,
+                Some(at) if !self.alarm.set(at.ticks(), cs) => return,
                 Some(_) => {}
                 None => self.alarm.clear(cs),
             }

@@ -49,7 +49,7 @@ impl<D: TimerDriver> Delay<D> {
             return;
         }
         let ticks = ticks_in(duration, self.driver.ticks_per_second()).saturating_add(1);
-        let deadline = self.driver.now().saturating_add(ticks);
+        let deadline = self.driver.now().saturating_add_ticks(ticks);
         self.driver.clone().sleep_until(deadline).await;
     }
 }

@@ -7,7 +7,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 use core::time::Duration;
 
-use super::{Sleep, TimerDriver, ZeroPeriod, ticks_in};
+use super::{Instant, Sleep, TimerDriver, ZeroPeriod, ticks_in};
 use crate::raw::timer::bitwise_div_rem;
 
 /// What an [`Interval`] does when it fell behind: when a tick completes
@@ -53,7 +53,7 @@ pub struct Interval<D: TimerDriver> {
 impl<D: TimerDriver> Interval<D> {
     pub(super) fn new(
         driver: D,
-        start: u64,
+        start: Instant,
         period: Duration,
         missed: MissedTicks,
     ) -> Result<Self, ZeroPeriod> {
@@ -85,9 +85,9 @@ impl<D: TimerDriver> Interval<D> {
         self.missed
     }
 
-    /// When the next tick is due, in ticks.
+    /// When the next tick is due.
     #[must_use]
-    pub fn next_due(&self) -> u64 {
+    pub fn next_due(&self) -> Instant {
         self.sleep.deadline()
     }
 
@@ -95,18 +95,18 @@ impl<D: TimerDriver> Interval<D> {
     ///
     /// Dropping the future before it completes leaves the schedule as it
     /// was: the next `tick` waits for the same due time.
-    pub fn tick(&mut self) -> impl Future<Output = u64> + '_ {
+    pub fn tick(&mut self) -> impl Future<Output = Instant> + '_ {
         core::future::poll_fn(|cx| self.poll_tick(cx))
     }
 
     /// [`tick`](Self::tick) as a poll: `Ready` with the due time once it is
     /// reached, after which the next one is scheduled.
-    pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<u64> {
+    pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
         if Pin::new(&mut self.sleep).poll(cx).is_pending() {
             return Poll::Pending;
         }
-        let due = self.sleep.deadline();
-        let now = self.sleep.driver().now();
+        let due = self.sleep.deadline().ticks();
+        let now = self.sleep.driver().now().ticks();
         let next = due.saturating_add(self.period);
         // Behind only once the next due time is past (see `MissedTicks`).
         let next = if now <= next {
@@ -129,8 +129,8 @@ impl<D: TimerDriver> Interval<D> {
                 }
             }
         };
-        self.sleep.reset(next);
-        Poll::Ready(due)
+        self.sleep.reset(Instant::from_ticks(next));
+        Poll::Ready(Instant::from_ticks(due))
     }
 }
 

@@ -20,9 +20,10 @@
 //!
 //! # Clock policy
 //!
-//! - Deadlines are `u64` ticks of the store's [`Clock`], which is monotonic
-//!   (it never goes back; a wall clock that can be set is not a `Clock`).
-//!   A 32-bit hardware counter is widened with [`WideCounter`].
+//! - Deadlines are [`Instant`]s: ticks of the store's [`Clock`], which is
+//!   monotonic (it never goes back; a wall clock that can be set is not a
+//!   `Clock`). A 32-bit hardware counter is widened with [`WideCounter`].
+//!   Spans are [`Duration`]s, turned into ticks by the driver.
 //! - A duration becomes ticks rounded **up**, so a timer never completes
 //!   before its duration has passed: **early** never happens.
 //! - **Lag** is the time from the deadline to the poll that sees the timer
@@ -51,6 +52,7 @@ mod alarm;
 #[cfg(feature = "embedded-hal-async")]
 mod delay;
 mod error;
+mod instant;
 mod interval;
 mod sleep;
 mod timers;
@@ -62,6 +64,7 @@ pub use alarm::{Alarm, Tickless};
 #[cfg(feature = "embedded-hal-async")]
 pub use delay::Delay;
 pub use error::{Elapsed, TimerFull, ZeroPeriod};
+pub use instant::Instant;
 pub use interval::{Interval, MissedTicks};
 pub use sleep::Sleep;
 pub use timers::Timers;
@@ -79,8 +82,8 @@ pub use wide::WideCounter;
 /// ahead of the clock), and otherwise arranges for the waker to be woken
 /// once it is; [`release`](Self::release) cancels.
 pub trait TimerDriver: Clone + Unpin {
-    /// The clock's reading, in ticks.
-    fn now(&self) -> u64;
+    /// The clock's reading.
+    fn now(&self) -> Instant;
 
     /// The clock's ticks per second.
     fn ticks_per_second(&self) -> u64;
@@ -97,12 +100,20 @@ pub trait TimerDriver: Clone + Unpin {
     fn poll_timer(
         &self,
         key: Option<TimerKey>,
-        deadline: u64,
+        deadline: Instant,
         cx: &mut Context<'_>,
     ) -> (Option<TimerKey>, Poll<()>);
 
     /// Gives `key`'s entry back, cancelling its timer.
     fn release(&self, key: TimerKey);
+
+    /// The instant `duration` from now, rounded up to a whole tick (so a
+    /// deadline made from it never comes early), saturating at
+    /// [`Instant::MAX`].
+    fn after(&self, duration: Duration) -> Instant {
+        self.now()
+            .saturating_add_ticks(ticks_in(duration, self.ticks_per_second()))
+    }
 
     /// A future that completes once `duration` has passed, counted from
     /// now. If the store is full when it is first polled, see [`Sleep`].
@@ -110,15 +121,13 @@ pub trait TimerDriver: Clone + Unpin {
     where
         Self: Sized,
     {
-        let deadline = self
-            .now()
-            .saturating_add(ticks_in(duration, self.ticks_per_second()));
+        let deadline = self.after(duration);
         Sleep::new(self, deadline, None)
     }
 
     /// A future that completes once the clock reads `deadline` (at once if
     /// it does already).
-    fn sleep_until(self, deadline: u64) -> Sleep<Self>
+    fn sleep_until(self, deadline: Instant) -> Sleep<Self>
     where
         Self: Sized,
     {
@@ -135,9 +144,7 @@ pub trait TimerDriver: Clone + Unpin {
         Self: Sized,
     {
         let key = self.reserve().ok_or(TimerFull)?;
-        let deadline = self
-            .now()
-            .saturating_add(ticks_in(duration, self.ticks_per_second()));
+        let deadline = self.after(duration);
         Ok(Sleep::new(self, deadline, Some(key)))
     }
 
@@ -162,7 +169,7 @@ pub trait TimerDriver: Clone + Unpin {
     /// before the timer.
     fn timeout_at<F: Future>(
         self,
-        deadline: u64,
+        deadline: Instant,
         future: F,
     ) -> impl Future<Output = Result<F::Output, Elapsed>>
     where

@@ -6,7 +6,7 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
-use super::TimerDriver;
+use super::{Instant, TimerDriver};
 use crate::raw::timer::TimerKey;
 
 /// A future that completes once its driver's clock reaches its deadline;
@@ -35,13 +35,13 @@ use crate::raw::timer::TimerKey;
 /// lag).
 pub struct Sleep<D: TimerDriver> {
     driver: D,
-    deadline: u64,
+    deadline: Instant,
     key: Option<TimerKey>,
     done: bool,
 }
 
 impl<D: TimerDriver> Sleep<D> {
-    pub(super) fn new(driver: D, deadline: u64, key: Option<TimerKey>) -> Self {
+    pub(super) fn new(driver: D, deadline: Instant, key: Option<TimerKey>) -> Self {
         Self {
             driver,
             deadline,
@@ -50,9 +50,9 @@ impl<D: TimerDriver> Sleep<D> {
         }
     }
 
-    /// The deadline, in ticks of the driver's clock.
+    /// The deadline, on the driver's clock.
     #[must_use]
-    pub fn deadline(&self) -> u64 {
+    pub fn deadline(&self) -> Instant {
         self.deadline
     }
 
@@ -64,7 +64,7 @@ impl<D: TimerDriver> Sleep<D> {
 
     /// Waits for `deadline` instead, keeping its entry (if it has one): a
     /// completed sleep can be waited on again.
-    pub fn reset(&mut self, deadline: u64) {
+    pub fn reset(&mut self, deadline: Instant) {
         self.deadline = deadline;
         self.done = false;
     }

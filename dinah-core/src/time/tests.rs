@@ -56,6 +56,38 @@ fn durations_round_up_to_whole_ticks() {
 }
 
 #[test]
+fn an_instant_keeps_its_ticks_saturates_and_orders() {
+    let at = Instant::from_ticks(40);
+    assert_eq!(at.ticks(), 40);
+    assert_eq!(at.saturating_add_ticks(2), Instant::from_ticks(42));
+    assert_eq!(Instant::MAX.saturating_add_ticks(1), Instant::MAX);
+    assert_eq!(at.checked_add_ticks(2), Some(Instant::from_ticks(42)));
+    assert_eq!(Instant::MAX.checked_add_ticks(1), None);
+    assert_eq!(at.ticks_since(Instant::from_ticks(10)), 30);
+    assert_eq!(Instant::from_ticks(10).ticks_since(at), 0);
+    assert!(Instant::ZERO < at && at < Instant::MAX);
+    assert_eq!(Instant::default(), Instant::ZERO);
+}
+
+#[test]
+fn a_deadline_after_a_duration_rounds_up_and_saturates() {
+    static CLOCK: VirtualClock = VirtualClock(AtomicU64::new(0));
+    static TIMERS: Timers<1, &VirtualClock> = Timers::new(&CLOCK);
+    CLOCK.set(7);
+    let driver = &TIMERS;
+    assert_eq!(driver.now(), Instant::from_ticks(7));
+    // A millisecond clock: 1.5 ms is 2 ticks, never 1.
+    assert_eq!(
+        driver.after(Duration::from_micros(1_500)),
+        Instant::from_ticks(9)
+    );
+    assert_eq!(driver.after(Duration::ZERO), Instant::from_ticks(7));
+    assert_eq!(driver.after(Duration::MAX), Instant::MAX);
+    let sleep = driver.sleep(Duration::from_millis(5));
+    assert_eq!(sleep.deadline(), Instant::from_ticks(12));
+}
+
+#[test]
 fn a_full_store_is_typed_for_try_sleep_and_never_loses_a_sleep() {
     static CLOCK: VirtualClock = VirtualClock(AtomicU64::new(0));
     static TIMERS: Timers<1, &VirtualClock> = Timers::new(&CLOCK);
@@ -194,7 +226,7 @@ fn a_store_takes_the_clock_s_divisor_when_it_gives_one() {
     // A sleep polled 3 ticks after its deadline: 3,000 us late.
     static TIMERS: Timers<1, Ready> = Timers::new(Ready);
     let mut cx = Context::from_waker(core::task::Waker::noop());
-    let mut sleep = core::pin::pin!((&TIMERS).sleep_until(0));
+    let mut sleep = core::pin::pin!((&TIMERS).sleep_until(Instant::ZERO));
     assert!(sleep.as_mut().poll(&mut cx).is_ready());
     assert_eq!(TIMERS.figures().lag_micros.max(), 3_000);
 }

@@ -8,7 +8,7 @@ use core::task::{Context, Poll};
 
 use critical_section::{CriticalSection, Mutex};
 
-use super::{TimerDriver, TimerFigures};
+use super::{Instant, TimerDriver, TimerFigures};
 use crate::raw::timer::{Rate, TimerBook, TimerEntry, TimerKey};
 use crate::telemetry::Clock;
 
@@ -115,18 +115,19 @@ impl<const T: usize, C: Clock> Timers<T, C> {
         fired
     }
 
-    /// When [`expire`](Self::expire) next has work, in ticks: the earliest
-    /// armed deadline. `None` when no timer is armed.
+    /// When [`expire`](Self::expire) next has work: the earliest armed
+    /// deadline. `None` when no timer is armed.
     #[must_use]
-    pub fn next_expiry(&self) -> Option<u64> {
+    pub fn next_expiry(&self) -> Option<Instant> {
         critical_section::with(|cs| self.next_expiry_in(cs))
     }
 
     /// [`next_expiry`](Self::next_expiry) inside the critical section `cs`
     /// the caller holds already.
     #[must_use]
-    pub fn next_expiry_in(&self, cs: CriticalSection<'_>) -> Option<u64> {
+    pub fn next_expiry_in(&self, cs: CriticalSection<'_>) -> Option<Instant> {
         crate::raw::wait::critical_in(cs, &self.book, |book| book.next_expiry())
+            .map(Instant::from_ticks)
     }
 
     /// The store's figures.
@@ -177,8 +178,8 @@ impl<const T: usize, C: Clock> Timers<T, C> {
 }
 
 impl<const T: usize, C: Clock> TimerDriver for &Timers<T, C> {
-    fn now(&self) -> u64 {
-        self.clock.now()
+    fn now(&self) -> Instant {
+        Instant::from_ticks(self.clock.now())
     }
 
     fn ticks_per_second(&self) -> u64 {
@@ -192,9 +193,10 @@ impl<const T: usize, C: Clock> TimerDriver for &Timers<T, C> {
     fn poll_timer(
         &self,
         key: Option<TimerKey>,
-        deadline: u64,
+        deadline: Instant,
         cx: &mut Context<'_>,
     ) -> (Option<TimerKey>, Poll<()>) {
+        let deadline = deadline.ticks();
         // One critical section for the entry and the poll.
         let now = self.clock.now();
         self.with(|book| match key.or_else(|| book.reserve()) {

@@ -39,6 +39,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use dinah_core::raw::timer::{TimerBook, TimerKey};
+pub use dinah_core::time::Instant;
 use dinah_core::time::{
     Elapsed, Interval, MissedTicks, Sleep, TimerDriver, TimerFigures, ZeroPeriod,
 };
@@ -85,10 +86,11 @@ impl TimerHandle {
         self.driver().timers()
     }
 
-    /// The clock's reading, in microseconds.
+    /// The clock's reading: microseconds since the executor's clock began
+    /// ([`Instant::ticks`]).
     #[must_use]
-    pub fn now(&self) -> u64 {
-        self.timers().now()
+    pub fn now(&self) -> Instant {
+        Instant::from_ticks(self.timers().now())
     }
 
     /// Whether the clock is paused (virtual).
@@ -176,8 +178,8 @@ impl TimerHandle {
 }
 
 impl TimerDriver for TimerHandle {
-    fn now(&self) -> u64 {
-        self.timers().now()
+    fn now(&self) -> Instant {
+        TimerHandle::now(self)
     }
 
     fn ticks_per_second(&self) -> u64 {
@@ -191,9 +193,10 @@ impl TimerDriver for TimerHandle {
     fn poll_timer(
         &self,
         key: Option<TimerKey>,
-        deadline: u64,
+        deadline: Instant,
         cx: &mut Context<'_>,
     ) -> (Option<TimerKey>, Poll<()>) {
+        let deadline = deadline.ticks();
         match key {
             Some(key) => (Some(key), self.poll_armed(key, deadline, cx)),
             None => self.first_poll(deadline, cx),
@@ -276,13 +279,14 @@ pub fn current() -> TimerHandle {
     })
 }
 
-/// The current executor's clock, in microseconds.
+/// The current executor's clock: microseconds since it began
+/// ([`Instant::ticks`]).
 ///
 /// # Panics
 ///
 /// As [`current`].
 #[must_use]
-pub fn now() -> u64 {
+pub fn now() -> Instant {
     current().now()
 }
 
@@ -299,13 +303,13 @@ pub fn sleep(duration: Duration) -> Sleep<TimerHandle> {
 }
 
 /// A future that completes once the current executor's clock reads
-/// `deadline` microseconds.
+/// `deadline` (in microseconds: [`Instant::from_ticks`]).
 ///
 /// # Panics
 ///
 /// As [`current`].
 #[must_use]
-pub fn sleep_until(deadline: u64) -> Sleep<TimerHandle> {
+pub fn sleep_until(deadline: Instant) -> Sleep<TimerHandle> {
     current().sleep_until(deadline)
 }
 

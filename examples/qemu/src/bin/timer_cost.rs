@@ -20,7 +20,7 @@ use portable_atomic::{AtomicU64, Ordering};
 use cortex_m::peripheral::SYST;
 use cortex_m_rt::entry;
 use dinah_core::telemetry::Clock;
-use dinah_core::time::{TimerDriver, Timers};
+use dinah_core::time::{Instant, TimerDriver, Timers};
 use dinah_qemu::cost::{self, LONG, SHORT};
 use dinah_qemu::{check, exit_success};
 
@@ -43,7 +43,8 @@ static TIMERS: Timers<4, Counter> = Timers::new(Counter);
 
 #[inline(never)]
 fn round(cx: &mut Context<'_>) {
-    let mut sleep = pin!(TIMERS.sleep_until(NOW.load(Ordering::Relaxed) + 100));
+    let mut sleep =
+        pin!(TIMERS.sleep_until(Instant::from_ticks(NOW.load(Ordering::Relaxed) + 100)));
     let armed = sleep.as_mut().poll(cx).is_pending();
     NOW.fetch_add(100, Ordering::Relaxed);
     let fired = TIMERS.expire();

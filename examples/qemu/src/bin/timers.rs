@@ -33,7 +33,7 @@ use core::time::Duration;
 use cortex_m_rt::{entry, exception};
 use defmt::info;
 use dinah_core::telemetry::Clock;
-use dinah_core::time::{Elapsed, MissedTicks, Sleep, Tickless, TimerDriver, Timers};
+use dinah_core::time::{Elapsed, Instant, MissedTicks, Sleep, Tickless, TimerDriver, Timers};
 use dinah_core::{AsyncExecutor, ReadyQueue};
 use dinah_qemu::tickless::{self, SysTickAlarm, SysTickClock};
 use dinah_qemu::{TARGET, check, exit_success};
@@ -64,7 +64,7 @@ fn ticks(millis: u32) -> u64 {
 /// the firmware share one copy of the clock read and the sum.
 #[inline(never)]
 fn sleep(millis: u32) -> Sleep<&'static Timers<8, SysTickClock>> {
-    TIMERS.sleep_until(SysTickClock.now() + ticks(millis))
+    TIMERS.sleep_until(Instant::from_ticks(SysTickClock.now() + ticks(millis)))
 }
 
 /// Whole milliseconds in `ticks` of the timers' clock, for the short spans
@@ -105,7 +105,7 @@ fn main() -> ! {
             .unwrap_or_else(|_| defmt::panic!("2 ms is many ticks"));
         let start = interval.next_due();
         for round in 0..5u8 {
-            let due = millis(interval.tick().await - start);
+            let due = millis(interval.tick().await.ticks() - start.ticks());
             info!("interval (2 ms, Skip) tick due at {=u32} ms", due);
             if round == 1 {
                 // A chunk of work that does not yield: 5 ms.
@@ -121,9 +121,9 @@ fn main() -> ! {
         // limit on a 1 ms sleep does not.
         for (limit, length) in [(3u32, 10u32), (5, 1)] {
             let now = SysTickClock.now();
-            let result = TIMERS
-                .timeout_at(now + ticks(limit), TIMERS.sleep_until(now + ticks(length)))
-                .await;
+            let limit_at = Instant::from_ticks(now + ticks(limit));
+            let sleep = TIMERS.sleep_until(Instant::from_ticks(now + ticks(length)));
+            let result = TIMERS.timeout_at(limit_at, sleep).await;
             let elapsed = result == Err(Elapsed);
             info!(
                 "timeout of {=u32} ms on a {=u32} ms sleep: elapsed = {=bool}",

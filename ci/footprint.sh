@@ -164,6 +164,7 @@ report() {
         measure_firmware dinah-qemu-timers "$target" - "qemu-timers-${target%%-*}"
         measure_firmware dinah-qemu-spawn "$target" - "qemu-spawn-${target%%-*}"
         measure_firmware dinah-qemu-events "$target" - "qemu-events-${target%%-*}"
+        measure_firmware dinah-qemu-delay "$target" - "qemu-delay-${target%%-*}"
     done
     echo
     echo "Budget for thumbv6m, each firmware: flash <= $flash_budget B, static RAM <= $ram_budget B."

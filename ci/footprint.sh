@@ -182,7 +182,8 @@ report() {
     for target in "${targets[@]}"; do
         short=${target%%-*}
         echo "$target:"
-        grep -hE 'size of' "ci/expected/qemu-$short.log" "ci/expected/qemu-executor-$short.log" | sed 's/^INFO  /- /'
+        grep -hE 'size of' "ci/expected/qemu-$short.log" "ci/expected/qemu-executor-$short.log" \
+            "ci/expected/qemu-delay-$short.log" "ci/expected/qemu-events-$short.log" | sed 's/^INFO  /- /'
     done
 }
 

@@ -10,6 +10,9 @@
 //! spin: the run loop's idle counts its trips to `WFI`, at least one per
 //! delay long enough to sleep through, none for a delay of zero.
 //!
+//! It also reports the size of a timer store: its fixed part (with its
+//! figures) and each entry.
+//!
 //! It runs under QEMU's `-icount shift=0,sleep=off`, as the timers
 //! firmware does, and CI compares its log with `ci/expected/`. The log
 //! names each case and whether it held, not the measured ticks, which move
@@ -17,6 +20,7 @@
 #![no_std]
 #![no_main]
 
+use core::mem::size_of;
 use core::pin::pin;
 
 use cortex_m_rt::{entry, exception};
@@ -111,6 +115,13 @@ fn sleep() {
 fn main() -> ! {
     let peripherals = cortex_m::Peripherals::take().unwrap_or_else(|| defmt::panic!("taken once"));
     info!("target {=str}", TARGET);
+    let one = size_of::<Timers<1, SysTickClock>>();
+    let two = size_of::<Timers<2, SysTickClock>>();
+    info!(
+        "size of Timers<1>: {=usize} bytes; each further timer: {=usize} bytes",
+        one,
+        two - one
+    );
     tickless::start(peripherals.SYST);
 
     let cases = pin!(async {

@@ -17,6 +17,7 @@
 #![no_std]
 #![no_main]
 
+use core::mem::size_of;
 use core::pin::pin;
 use portable_atomic::{AtomicU32, Ordering};
 
@@ -108,6 +109,12 @@ async fn averager() {
 fn main() -> ! {
     let mut peripherals = cortex_m::Peripherals::take().unwrap_or_else(|| panic!("taken once"));
     info!("target {=str}", TARGET);
+    let (one, two) = (size_of::<Event<1>>(), size_of::<Event<2>>());
+    info!(
+        "size of Event<1>: {=usize} bytes; each further waiter: {=usize} bytes",
+        one,
+        two - one
+    );
 
     let mut logger = pin!(Some(logger()));
     let mut averager = pin!(Some(averager()));

@@ -15,7 +15,7 @@
 //!    a sleeper unless somebody searches (see `runtime/idle.rs`).
 //! 3. A task is polled only by a worker, never by the thread that wakes
 //!    it, and never after the runtime closed except to drop its future
-//!    (the task sees `cancelling` and ends `Cancelled`).
+//!    (the task sees the cancel word's `ALL` bit and ends `Cancelled`).
 //! 4. A handle's cancellation is never lost to a poll that was about to
 //!    begin: the worker reads the cancel word, then the task's flag, before
 //!    the poll; the handle sets the flag, then moves the word, then wakes

@@ -12,7 +12,10 @@
 //!
 //! 1. The user's future is polled only inside [`run`], on a worker, and
 //!    never after a cancellation was requested of it (its worker says so
-//!    before the poll) or of the runtime: the next poll drops it instead.
+//!    before the poll, and a cancellation made as the poll began moves the
+//!    runtime's cancel word, which makes the poll yield instead: see
+//!    `shared.rs`, invariant 4) or of the runtime: the next poll drops it
+//!    instead.
 //! 2. It is dropped exactly once: by `run` (ended, cancelled, panicked),
 //!    or, if the cell is dropped before `run` finished, by the [`Guard`]
 //!    it lives in (before its first poll) or by the [`Slot`] (after).

@@ -8,7 +8,7 @@ use core::time::Duration;
 
 use embedded_hal_async::delay::DelayNs;
 
-use super::{TimerDriver, ticks_in};
+use super::TimerDriver;
 
 /// A delay provider over a [`TimerDriver`]: `embedded_hal_async`'s
 /// [`DelayNs`], and [`delay`](Self::delay) for a [`Duration`].
@@ -48,8 +48,8 @@ impl<D: TimerDriver> Delay<D> {
         if duration.is_zero() {
             return;
         }
-        let ticks = ticks_in(duration, self.driver.ticks_per_second()).saturating_add(1);
-        let deadline = self.driver.now().saturating_add_ticks(ticks);
+        // One tick more than `after` gives: see the guarantees.
+        let deadline = self.driver.after(duration).saturating_add_ticks(1);
         self.driver.clone().sleep_until(deadline).await;
     }
 }

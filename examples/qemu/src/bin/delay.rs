@@ -25,8 +25,7 @@ use core::pin::pin;
 
 use cortex_m_rt::{entry, exception};
 use defmt::info;
-use dinah_core::telemetry::Clock;
-use dinah_core::time::{Delay, Instant, Tickless, Timers};
+use dinah_core::time::{Delay, Tickless, TimerDriver, Timers};
 use dinah_core::{AsyncExecutor, ReadyQueue};
 use dinah_qemu::tickless::{self, SysTickAlarm, SysTickClock};
 use dinah_qemu::{TARGET, check, exit_success};
@@ -94,13 +93,13 @@ const CASES: [Case; 5] = [
 /// What a driver crate does with the delay it is given: it knows the
 /// trait and nothing of dinah. Returns how long the call took, in ticks.
 async fn run_case(delay: &mut impl DelayNs, case: &Case) -> u64 {
-    let start = SysTickClock.now();
+    let start = (&TIMERS).now();
     match case.unit {
         Unit::Ns => delay.delay_ns(case.amount).await,
         Unit::Us => delay.delay_us(case.amount).await,
         Unit::Ms => delay.delay_ms(case.amount).await,
     }
-    Instant::from_ticks(SysTickClock.now()).ticks_since(Instant::from_ticks(start))
+    (&TIMERS).now().ticks_since(start)
 }
 
 /// Trips of the run loop's idle to `WFI`.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the QEMU firmware (the queue-and-scheduler example, the async
-# executor example, the watchdog, the timers, the spawn, the events and the delay examples) and the on-target tests on thumbv7m (lm3s6965evb) and
+# executor example, the watchdog, the timers (tickless and periodic), the spawn, the events and the delay examples) and the on-target tests on thumbv7m (lm3s6965evb) and
 # thumbv6m (microbit), decodes their defmt logs and compares them line by
 # line with ci/expected/. Any difference, non-zero exit or hang fails.
 #
@@ -113,6 +113,16 @@ for target in "${targets[@]}"; do
         --bin dinah-qemu-timers --message-format=json-render-diagnostics \
         | built_executable dinah-qemu-timers)
     run_and_compare "$elf" "qemu-timers-$short"
+
+    step "timers firmware on $target (periodic SysTick, 250 us)"
+    if [ ${#EMBEDDED_FLAGS[@]} -eq 0 ]; then
+        (cd "$firmware_dir" && cargo clippy --release --target "$target" \
+            --bin dinah-qemu-timers --features periodic -- -D warnings)
+    fi
+    elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \
+        --bin dinah-qemu-timers --features periodic --message-format=json-render-diagnostics \
+        | built_executable dinah-qemu-timers)
+    run_and_compare "$elf" "qemu-timers-periodic-$short"
 
     step "spawn firmware on $target (a task pool fed by a task and an interrupt)"
     elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \

@@ -133,193 +133,33 @@ pub mod cost {
     }
 }
 
-/// SysTick as a tickless clock and alarm for dinah-core's timers.
-///
-/// SysTick counts down from its reload value and interrupts when it wraps.
-/// The clock is the ticks of the periods that ended (added up by the
-/// interrupt, [`on_systick`]) plus the ticks of the current one. The alarm
-/// sets the reload to the time until the next deadline (at most 2^24
-/// ticks), so the core sleeps in `WFI` until then: no periodic tick while a
-/// timer is far off, and with no timer armed the period is the longest
-/// SysTick has, only to keep counting time.
-pub mod tickless {
-    use core::cell::{Cell, RefCell};
-
-    use cortex_m::peripheral::syst::SystClkSource;
-    use cortex_m::peripheral::{SCB, SYST};
-    use critical_section::{CriticalSection, Mutex};
-    use dinah_core::telemetry::Clock;
-    use dinah_core::time::{Alarm, Divisor};
-
-    /// SysTick's longest reload.
-    const MAX_RELOAD: u32 = 0x00FF_FFFF;
-    /// The shortest period the alarm sets, in ticks.
-    const MIN_PERIOD: u64 = 64;
-
-    /// SysTick, shared by the alarm (thread mode) and its handler.
-    static SYSTICK: Mutex<RefCell<Option<SYST>>> = Mutex::new(RefCell::new(None));
-    /// Ticks counted before the current SysTick period began.
-    static BASE: Mutex<Cell<u64>> = Mutex::new(Cell::new(0));
-    /// The current period's reload value (the period is one tick more).
-    static RELOAD: Mutex<Cell<u32>> = Mutex::new(Cell::new(MAX_RELOAD));
-    /// The reload register: the next period's reload.
-    static NEXT: Mutex<Cell<u32>> = Mutex::new(Cell::new(MAX_RELOAD));
-    /// The latest reading, so that readings never go back.
-    static LAST: Mutex<Cell<u64>> = Mutex::new(Cell::new(0));
-    /// SysTick interrupts so far.
-    static INTERRUPTS: Mutex<Cell<u32>> = Mutex::new(Cell::new(0));
-
-    /// The core clock on each board: QEMU's lm3s6965evb runs SysTick at
-    /// 12 MHz; its microbit board at 16 MHz. A constant, so that divisions
-    /// by it fold at compile time.
-    pub const fn core_hz() -> u64 {
-        const fn on_thumbv6m() -> bool {
-            let (target, prefix) = (super::TARGET.as_bytes(), b"thumbv6m");
-            if target.len() < prefix.len() {
+/// The core clock on each board, which SysTick counts: QEMU's
+/// lm3s6965evb runs it at 12 MHz, its microbit board at 16 MHz. A
+/// constant, so that divisions by it fold at compile time.
+pub const CORE_HZ: u64 = {
+    const fn on_thumbv6m() -> bool {
+        let (target, prefix) = (TARGET.as_bytes(), b"thumbv6m");
+        if target.len() < prefix.len() {
+            return false;
+        }
+        let mut at = 0;
+        while at < prefix.len() {
+            if target[at] != prefix[at] {
                 return false;
             }
-            let mut at = 0;
-            while at < prefix.len() {
-                if target[at] != prefix[at] {
-                    return false;
-                }
-                at += 1;
-            }
-            true
+            at += 1;
         }
-        const HZ: u64 = if on_thumbv6m() {
-            16_000_000
-        } else {
-            12_000_000
-        };
-        HZ
+        true
     }
-
-    /// Starts SysTick on the core clock with the longest period, its
-    /// interrupt on, and keeps it for the alarm and the handler.
-    pub fn start(mut syst: SYST) {
-        syst.set_clock_source(SystClkSource::Core);
-        syst.set_reload(MAX_RELOAD);
-        syst.clear_current();
-        syst.enable_interrupt();
-        syst.enable_counter();
-        critical_section::with(|cs| {
-            if let Ok(mut cell) = SYSTICK.borrow(cs).try_borrow_mut() {
-                *cell = Some(syst);
-            }
-        });
+    if on_thumbv6m() {
+        16_000_000
+    } else {
+        12_000_000
     }
+};
 
-    /// The SysTick handler's work: a period ended and the next began with
-    /// the reload register's value; after an alarm's short period, the one
-    /// after it is the longest again (so a core busy past its alarm is not
-    /// interrupted at the alarm's rate).
-    pub fn on_systick() {
-        critical_section::with(|cs| {
-            let base = BASE.borrow(cs);
-            base.set(base.get() + u64::from(RELOAD.borrow(cs).get()) + 1);
-            let next = NEXT.borrow(cs).replace(MAX_RELOAD);
-            RELOAD.borrow(cs).set(next);
-            if next != MAX_RELOAD
-                && let Ok(mut cell) = SYSTICK.borrow(cs).try_borrow_mut()
-                && let Some(syst) = cell.as_mut()
-            {
-                syst.set_reload(MAX_RELOAD);
-            }
-            let count = INTERRUPTS.borrow(cs);
-            count.set(count.get() + 1);
-        });
-    }
+/// The timers' clock on these boards: SysTick, from `dinah-cortex-m`.
+pub type BoardClock = dinah_cortex_m::systick::SysTickClock<CORE_HZ>;
 
-    /// SysTick interrupts so far.
-    pub fn interrupts() -> u32 {
-        critical_section::with(|cs| INTERRUPTS.borrow(cs).get())
-    }
-
-    fn now_in(cs: CriticalSection<'_>) -> u64 {
-        let base = BASE.borrow(cs).get();
-        let reload = RELOAD.borrow(cs).get();
-        let value = SYST::get_current();
-        let ticks = if SCB::is_pendst_pending() {
-            // The period ended and its interrupt waits for this critical
-            // section to end: count it here. The next one began with the
-            // reload register's value.
-            let value = SYST::get_current();
-            let next = NEXT.borrow(cs).get();
-            let into_next = if value == 0 {
-                0
-            } else {
-                next.saturating_sub(value)
-            };
-            base + u64::from(reload) + 1 + u64::from(into_next)
-        } else if value == 0 {
-            // Just restarted by the alarm, not yet reloaded.
-            base
-        } else {
-            base + u64::from(reload.saturating_sub(value))
-        };
-        let last = LAST.borrow(cs);
-        let ticks = ticks.max(last.get());
-        last.set(ticks);
-        ticks
-    }
-
-    /// SysTick ticks since [`start`], widened to 64 bits.
-    #[derive(Clone, Copy, Default)]
-    pub struct SysTickClock;
-
-    impl Clock for SysTickClock {
-        /// Out of line: a reading masks interrupts and checks SysTick's
-        /// pending bit, and the timers read the clock in several places
-        /// (about 200 B of flash when each place has its own copy).
-        #[inline(never)]
-        fn now(&self) -> u64 {
-            critical_section::with(now_in)
-        }
-
-        fn ticks_per_second(&self) -> u64 {
-            core_hz()
-        }
-
-        fn per_second(&self) -> Option<Divisor> {
-            const PER_SECOND: Divisor = Divisor::new(core_hz());
-            Some(PER_SECOND)
-        }
-    }
-
-    /// SysTick's reload as the timers' alarm.
-    #[derive(Default)]
-    pub struct SysTickAlarm;
-
-    /// Starts a new period of `ticks` (clamped to SysTick's range) now.
-    fn restart(cs: CriticalSection<'_>, ticks: u64) {
-        let now = now_in(cs);
-        let reload = (ticks.clamp(MIN_PERIOD, u64::from(MAX_RELOAD) + 1) - 1) as u32;
-        BASE.borrow(cs).set(now);
-        RELOAD.borrow(cs).set(reload);
-        NEXT.borrow(cs).set(reload);
-        if let Ok(mut cell) = SYSTICK.borrow(cs).try_borrow_mut()
-            && let Some(syst) = cell.as_mut()
-        {
-            syst.set_reload(reload);
-            syst.clear_current();
-        }
-        // A wrap that was pending is counted in `now` already.
-        SCB::clear_pendst();
-    }
-
-    impl Alarm for SysTickAlarm {
-        fn set(&mut self, at: u64, cs: CriticalSection<'_>) -> bool {
-            let now = now_in(cs);
-            if at <= now {
-                return false;
-            }
-            restart(cs, at - now);
-            true
-        }
-
-        fn clear(&mut self, cs: CriticalSection<'_>) {
-            restart(cs, u64::from(MAX_RELOAD) + 1);
-        }
-    }
-}
+/// The board's clock, as a value.
+pub const BOARD_CLOCK: BoardClock = dinah_cortex_m::systick::SysTickClock;

@@ -4,7 +4,8 @@
 //! does, and that code runs the trait's own cases.
 //!
 //! The trait asks that each delay last *at least* its time. Each case
-//! measures its delay on the timers' clock (SysTick, tickless) and the
+//! measures its delay on the timers' clock (SysTick, tickless, from
+//! `dinah-cortex-m`) and the
 //! firmware checks the floor, and a ceiling of the delay's promise (two
 //! ticks and a bounded lag more), then exits 0. A delay sleeps, it does not
 //! spin: the run loop's idle counts its trips to `WFI`, at least one per
@@ -27,24 +28,24 @@ use cortex_m_rt::{entry, exception};
 use defmt::info;
 use dinah_core::time::{Delay, Tickless, TimerDriver, Timers};
 use dinah_core::{AsyncExecutor, ReadyQueue};
-use dinah_qemu::tickless::{self, SysTickAlarm, SysTickClock};
-use dinah_qemu::{TARGET, check, exit_success};
+use dinah_cortex_m::systick::{self, SysTickAlarm};
+use dinah_qemu::{BOARD_CLOCK, BoardClock, CORE_HZ, TARGET, check, exit_success};
 use embedded_hal_async::delay::DelayNs;
 use portable_atomic::{AtomicU32, Ordering};
 
 /// Clock ticks per microsecond (both boards' clocks count whole ones).
-const TICKS_PER_MICRO: u64 = tickless::core_hz() / 1_000_000;
+const TICKS_PER_MICRO: u64 = CORE_HZ / 1_000_000;
 /// The most a delay may run past its time here: its two ticks of
 /// rounding, and the time the run loop takes from the alarm to the poll
 /// (well under 100 µs on these boards).
 const SLACK_TICKS: u64 = 2 + 100 * TICKS_PER_MICRO;
 
-static TIMERS: Timers<2, SysTickClock> = Timers::new(SysTickClock);
+static TIMERS: Timers<2, BoardClock> = Timers::new(BOARD_CLOCK);
 static QUEUE: ReadyQueue<1> = ReadyQueue::new();
 
 #[exception]
 fn SysTick() {
-    tickless::on_systick();
+    systick::on_interrupt();
 }
 
 /// Which of the trait's calls a case makes.
@@ -114,14 +115,14 @@ fn sleep() {
 fn main() -> ! {
     let peripherals = cortex_m::Peripherals::take().unwrap_or_else(|| defmt::panic!("taken once"));
     info!("target {=str}", TARGET);
-    let one = size_of::<Timers<1, SysTickClock>>();
-    let two = size_of::<Timers<2, SysTickClock>>();
+    let one = size_of::<Timers<1, BoardClock>>();
+    let two = size_of::<Timers<2, BoardClock>>();
     info!(
         "size of Timers<1>: {=usize} bytes; each further timer: {=usize} bytes",
         one,
         two - one
     );
-    tickless::start(peripherals.SYST);
+    systick::start_tickless(peripherals.SYST);
 
     let cases = pin!(async {
         let mut delay = Delay::new(&TIMERS);

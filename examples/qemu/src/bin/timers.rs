@@ -1,7 +1,10 @@
 //! dinah-core's timers on a microcontroller, tickless: SysTick is both the
-//! clock and the alarm (`dinah_qemu::tickless`), and the run loop's
+//! clock and the alarm (`dinah_cortex_m::systick`), and the run loop's
 //! `Tickless` idle fires due timers and sets SysTick's reload to the next
 //! deadline before `WFI`, so no periodic tick runs while nothing is due.
+//! Built with the `periodic` feature, SysTick runs a fixed 250 µs period
+//! instead, the alarm sets nothing, and the same tasks log the same lines
+//! but for the count of SysTick interrupts.
 //!
 //! - Three tasks sleep 3, 1 and 2 ms: they wake shortest first.
 //! - An `Interval` of 2 ms with the `Skip` rule falls behind a 5 ms chunk of
@@ -35,21 +38,21 @@ use defmt::info;
 use dinah_core::telemetry::Clock;
 use dinah_core::time::{Elapsed, Instant, MissedTicks, Sleep, Tickless, TimerDriver, Timers};
 use dinah_core::{AsyncExecutor, ReadyQueue};
-use dinah_qemu::tickless::{self, SysTickAlarm, SysTickClock};
-use dinah_qemu::{TARGET, check, exit_success};
+use dinah_cortex_m::systick::{self, SysTickAlarm};
+use dinah_qemu::{BOARD_CLOCK, BoardClock, CORE_HZ, TARGET, check, exit_success};
 
 const SLOTS: usize = 5;
 /// Clock ticks per microsecond (both boards' clocks count whole ones).
-const TICKS_PER_MICRO: u64 = tickless::core_hz() / 1_000_000;
+const TICKS_PER_MICRO: u64 = CORE_HZ / 1_000_000;
 /// Clock ticks per millisecond.
-const TICKS_PER_MILLI: u64 = tickless::core_hz() / 1_000;
+const TICKS_PER_MILLI: u64 = CORE_HZ / 1_000;
 
-static TIMERS: Timers<8, SysTickClock> = Timers::new(SysTickClock);
+static TIMERS: Timers<8, BoardClock> = Timers::new(BOARD_CLOCK);
 static QUEUE: ReadyQueue<SLOTS> = ReadyQueue::new();
 
 #[exception]
 fn SysTick() {
-    tickless::on_systick();
+    systick::on_interrupt();
 }
 
 /// `millis` milliseconds in ticks of the timers' clock, with a 32-bit
@@ -63,8 +66,8 @@ fn ticks(millis: u32) -> u64 {
 /// A sleep of `millis` milliseconds from now. Out of line: the sleeps of
 /// the firmware share one copy of the clock read and the sum.
 #[inline(never)]
-fn sleep(millis: u32) -> Sleep<&'static Timers<8, SysTickClock>> {
-    TIMERS.sleep_until(Instant::from_ticks(SysTickClock.now() + ticks(millis)))
+fn sleep(millis: u32) -> Sleep<&'static Timers<8, BoardClock>> {
+    TIMERS.sleep_until(Instant::from_ticks(BOARD_CLOCK.now() + ticks(millis)))
 }
 
 /// Whole milliseconds in `ticks` of the timers' clock, for the short spans
@@ -90,11 +93,28 @@ async fn sleeper(ms: u32) {
     info!("sleeper of {=u32} ms woke", ms);
 }
 
+#[cfg(not(feature = "periodic"))]
+fn start(syst: cortex_m::peripheral::SYST) {
+    systick::start_tickless(syst);
+}
+
+/// SysTick's fixed period when built with `periodic`: 250 µs.
+#[cfg(feature = "periodic")]
+const PERIOD: systick::Period = match systick::Period::from_ticks(250 * TICKS_PER_MICRO as u32) {
+    Ok(period) => period,
+    Err(_) => panic!("SysTick counts 250 µs"),
+};
+
+#[cfg(feature = "periodic")]
+fn start(syst: cortex_m::peripheral::SYST) {
+    systick::start_periodic(syst, PERIOD);
+}
+
 #[entry]
 fn main() -> ! {
     let peripherals = cortex_m::Peripherals::take().unwrap_or_else(|| defmt::panic!("taken once"));
     info!("target {=str}", TARGET);
-    tickless::start(peripherals.SYST);
+    start(peripherals.SYST);
 
     let mut short = pin!(Some(sleeper(1)));
     let mut middle = pin!(Some(sleeper(2)));
@@ -109,8 +129,8 @@ fn main() -> ! {
             info!("interval (2 ms, Skip) tick due at {=u32} ms", due);
             if round == 1 {
                 // A chunk of work that does not yield: 5 ms.
-                let until = SysTickClock.now() + 5 * TICKS_PER_MILLI;
-                while SysTickClock.now() < until {
+                let until = BOARD_CLOCK.now() + 5 * TICKS_PER_MILLI;
+                while BOARD_CLOCK.now() < until {
                     core::hint::spin_loop();
                 }
             }
@@ -120,7 +140,7 @@ fn main() -> ! {
         // One race, run twice: a 3 ms limit on a 10 ms sleep fires, a 5 ms
         // limit on a 1 ms sleep does not.
         for (limit, length) in [(3u32, 10u32), (5, 1)] {
-            let now = SysTickClock.now();
+            let now = BOARD_CLOCK.now();
             let limit_at = Instant::from_ticks(now + ticks(limit));
             let sleep = TIMERS.sleep_until(Instant::from_ticks(now + ticks(length)));
             let result = TIMERS.timeout_at(limit_at, sleep).await;
@@ -159,7 +179,7 @@ fn main() -> ! {
         )
     });
     info!(
-        "expiry lag: {=u64} of {=u64} completions within 128 us, the others behind the chunk; largest {=u32} ms",
+        "expiry lag: {=u64} of {=u64} completions within 128 us; largest {=u32} ms",
         quick,
         completions,
         // Whole milliseconds (the microseconds themselves move with every
@@ -167,10 +187,14 @@ fn main() -> ! {
         millis(largest * TICKS_PER_MICRO)
     );
     check!(largest < 6_000, "nothing waits longer than the chunk");
-    // Tickless: far fewer SysTick interrupts than a 1 kHz tick over 20 ms.
-    let interrupts = tickless::interrupts();
+    let interrupts = systick::interrupts();
     info!("SysTick interrupts: {=u32}", interrupts);
+    // Tickless: far fewer SysTick interrupts than a 1 kHz tick over 20 ms.
+    #[cfg(not(feature = "periodic"))]
     check!(interrupts < 20, "no periodic tick");
+    // Periodic: one every 250 µs over the 20 ms run.
+    #[cfg(feature = "periodic")]
+    check!(interrupts >= 80, "a tick every period");
     info!("all timer checks passed");
     exit_success()
 }

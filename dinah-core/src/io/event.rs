@@ -5,22 +5,68 @@ use core::cell::RefCell;
 use core::fmt;
 use core::future::Future;
 use core::pin::Pin;
-use core::task::{Context, Poll};
+use core::task::{Context, Poll, Waker};
 
 use critical_section::Mutex;
 
 use crate::raw;
-use crate::raw::wait::{Turn, WaitEntry, WaitKey, WaitList, WakeBatch};
+use crate::raw::wait::WakeBatch;
 use crate::sync::Refusal;
 
-/// What an [`Event`] holds under its critical section.
+/// Where a waiter's slot stands.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Vacant,
+    /// Holds a waker to wake at the next raise or close.
+    Waiting,
+    /// Its waker was taken and woken; the slot stays its waiter's until
+    /// the waiter polls or drops, so a slot is never reused under it.
+    Woken,
+}
+
+/// One waiter's slot: 16 B on a 32-bit core.
+struct Slot {
+    waker: Option<Waker>,
+    /// The count of raises when the waiter joined: a raise since then is
+    /// one it waits for, and a waiter who joined after a raise (between
+    /// two batches of its wakes) is not woken by it.
+    from: u32,
+    stage: Stage,
+}
+
+impl Slot {
+    const VACANT: Self = Self {
+        waker: None,
+        from: 0,
+        stage: Stage::Vacant,
+    };
+}
+
+/// What an [`Event`] holds under its critical section: 8 B and the
+/// slots, on a 32-bit core.
+///
+/// Invariants:
+/// 1. A slot is `Waiting` exactly while its waiter's future holds its
+///    index and no raise or close since it joined has woken it; its waker
+///    is then `Some`.
+/// 2. Only the waiter frees its slot (`Vacant`), when it completes or is
+///    dropped: an index held by a future always names that future's slot.
+/// 3. A raise or close wakes each `Waiting` slot at most once, and only
+///    those that joined before it.
 struct State<const W: usize> {
     /// Raises so far (wrapping).
     raised: u32,
-    /// Raises and closes so far: what a waiter joins the line stamped with.
-    epoch: u64,
     closed: bool,
-    line: WaitList<[WaitEntry; W]>,
+    slots: [Slot; W],
+}
+
+impl<const W: usize> State<W> {
+    fn waiting(&self) -> u32 {
+        self.slots
+            .iter()
+            .filter(|slot| slot.stage == Stage::Waiting)
+            .count() as u32
+    }
 }
 
 /// A source of wakes for up to `W` waiting tasks at once: a `static` with a
@@ -70,9 +116,12 @@ struct State<const W: usize> {
 ///   sees every raise, including those made while it was not waiting.
 /// - After [`close`](Self::close), every wait ends with
 ///   [`Refusal::Closed`], once the raises before the close are reported.
-/// - [`raise`](Self::raise) takes a critical section for a time that grows
-///   with the number of waiters woken (at most `W`), and never allocates;
-///   wakers are woken after it ends.
+/// - [`raise`](Self::raise) looks at the `W` slots in critical sections
+///   that each end once a few wakers are taken, and never allocates;
+///   wakers are woken outside them. A task that waits again between two
+///   of them is not woken by the raise it has seen.
+/// - Its size on a 32-bit core: 12 bytes and 16 per waiter's slot (the
+///   QEMU events firmware checks and logs it).
 ///
 /// # What it does not do
 ///
@@ -91,9 +140,8 @@ impl<const W: usize> Event<W> {
         Self {
             state: Mutex::new(RefCell::new(State {
                 raised: 0,
-                epoch: 0,
                 closed: false,
-                line: WaitList::new([const { WaitEntry::VACANT }; W]),
+                slots: [const { Slot::VACANT }; W],
             })),
         }
     }
@@ -101,56 +149,46 @@ impl<const W: usize> Event<W> {
     /// Wakes every task waiting now (from an interrupt handler or a task).
     /// Returns how many it woke.
     pub fn raise(&self) -> usize {
-        self.settle_all(|state| {
-            state.raised = state.raised.wrapping_add(1);
-            true
-        })
+        self.settle_all(|state| state.raised = state.raised.wrapping_add(1))
     }
 
     /// Ends every wait, now and later, with [`Refusal::Closed`]: for a
     /// source that will not raise again (a device shut down). Returns how
     /// many waiting tasks it woke.
     pub fn close(&self) -> usize {
-        self.settle_all(|state| {
-            state.closed = true;
-            false
-        })
+        self.settle_all(|state| state.closed = true)
     }
 
-    /// Changes the state with `change`, then settles the whole line
-    /// (served when `change` says so), waking in batches outside the
-    /// critical section.
-    fn settle_all(&self, change: impl FnOnce(&mut State<W>) -> bool) -> usize {
+    /// Changes the state with `change`, then wakes every waiter that
+    /// joined before it, in batches outside the critical section.
+    fn settle_all(&self, change: impl FnOnce(&mut State<W>)) -> usize {
         let mut change = Some(change);
-        let mut grant = true;
-        // Only those in line at the change: a task woken by an earlier
-        // batch may join again before the next, and waits for the next
-        // raise. Each joins stamped with the epoch, so those who joined
-        // before the change are the ones stamped below `cutoff` (and, the
-        // line being FIFO, they are at its front).
-        let mut cutoff = 0;
+        let mut next = 0;
         let mut woken = 0;
         loop {
             let mut batch = WakeBatch::new();
             raw::wait::critical(&self.state, |state| {
                 if let Some(change) = change.take() {
-                    grant = change(state);
-                    state.epoch += 1;
-                    cutoff = state.epoch;
+                    change(state);
                 }
-                while batch.has_room() && state.line.oldest_since().is_some_and(|at| at < cutoff) {
-                    match state.line.settle_head(grant) {
-                        Some(waker) => {
-                            batch.push(Some(waker));
-                            woken += 1;
-                        }
-                        None => break,
+                let (raised, closed) = (state.raised, state.closed);
+                // A waiter that joined after the change (between two
+                // batches) joined at the count of raises since it: skipped,
+                // unless a later raise or close came too.
+                for slot in state.slots.iter_mut().skip(next) {
+                    if !batch.has_room() {
+                        break;
+                    }
+                    next += 1;
+                    if slot.stage == Stage::Waiting && (closed || slot.from != raised) {
+                        slot.stage = Stage::Woken;
+                        batch.push(slot.waker.take());
+                        woken += 1;
                     }
                 }
             });
-            let full = batch.is_full();
             batch.wake();
-            if !full {
+            if next >= W {
                 return woken;
             }
         }
@@ -165,7 +203,7 @@ impl<const W: usize> Event<W> {
     /// Tasks waiting now.
     #[must_use]
     pub fn waiting(&self) -> u32 {
-        raw::wait::critical(&self.state, |state| state.line.waiting())
+        raw::wait::critical(&self.state, |state| state.waiting())
     }
 
     /// A future that completes at the next raise after this call: the
@@ -200,7 +238,7 @@ impl<const W: usize> fmt::Debug for Event<W> {
         raw::wait::critical(&self.state, |state| {
             f.debug_struct("Event")
                 .field("raised", &state.raised)
-                .field("waiting", &state.line.waiting())
+                .field("waiting", &state.waiting())
                 .field("closed", &state.closed)
                 .finish()
         })
@@ -213,7 +251,8 @@ impl<const W: usize> fmt::Debug for Event<W> {
 pub struct EventWait<'a, const W: usize> {
     event: &'a Event<W>,
     from: u32,
-    key: Option<WaitKey>,
+    /// The index of this wait's slot, while it holds one.
+    key: Option<u32>,
 }
 
 impl<const W: usize> Future for EventWait<'_, W> {
@@ -225,36 +264,71 @@ impl<const W: usize> Future for EventWait<'_, W> {
         let key = &mut this.key;
         raw::wait::critical(&this.event.state, |state| {
             let since = state.raised.wrapping_sub(from);
-            match key.take() {
-                None if since > 0 => Poll::Ready(Ok(since)),
-                None if state.closed => Poll::Ready(Err(Refusal::Closed)),
-                None => match state.line.push(cx.waker(), 1, state.epoch) {
-                    Some(joined) => {
-                        *key = Some(joined);
-                        Poll::Pending
-                    }
-                    None => Poll::Ready(Err(Refusal::LineFull)),
-                },
-                Some(held) => match state.line.poll(held, cx.waker()) {
-                    Turn::Waiting => {
-                        *key = Some(held);
-                        Poll::Pending
-                    }
-                    Turn::Granted(_) => Poll::Ready(Ok(since.max(1))),
-                    Turn::Closed if since > 0 => Poll::Ready(Ok(since)),
-                    Turn::Closed => Poll::Ready(Err(Refusal::Closed)),
-                },
+            let done = if since > 0 {
+                Some(Ok(since))
+            } else if state.closed {
+                Some(Err(Refusal::Closed))
+            } else {
+                None
+            };
+            if let Some(done) = done {
+                if let Some(held) = key.take() {
+                    vacate(state, held);
+                }
+                return Poll::Ready(done);
             }
+            let held = match *key {
+                Some(held) => held,
+                None => match state
+                    .slots
+                    .iter()
+                    .position(|slot| slot.stage == Stage::Vacant)
+                {
+                    Some(free) => {
+                        let free = free as u32;
+                        *key = Some(free);
+                        free
+                    }
+                    None => return Poll::Ready(Err(Refusal::LineFull)),
+                },
+            };
+            let slot = slot(state, held);
+            // Joining, still waiting, or woken with nothing to report (the
+            // count of raises wrapped round to this wait's): wait on.
+            if !slot
+                .waker
+                .as_ref()
+                .is_some_and(|kept| kept.will_wake(cx.waker()))
+            {
+                slot.waker = Some(cx.waker().clone());
+            }
+            slot.from = from;
+            slot.stage = Stage::Waiting;
+            Poll::Pending
         })
     }
+}
+
+/// Slot `index` of `state`; an index this module handed out that is out of
+/// range is a broken invariant.
+fn slot<const W: usize>(state: &mut State<W>, index: u32) -> &mut Slot {
+    match state.slots.get_mut(index as usize) {
+        Some(slot) => slot,
+        None => crate::fmt::fail!("dinah: event slot out of range"),
+    }
+}
+
+/// Frees the slot `index` for the next waiter.
+fn vacate<const W: usize>(state: &mut State<W>, index: u32) {
+    let slot = slot(state, index);
+    slot.waker = None;
+    slot.stage = Stage::Vacant;
 }
 
 impl<const W: usize> Drop for EventWait<'_, W> {
     fn drop(&mut self) {
         if let Some(key) = self.key.take() {
-            raw::wait::critical(&self.event.state, |state| {
-                state.line.cancel(key);
-            });
+            raw::wait::critical(&self.event.state, |state| vacate(state, key));
         }
     }
 }

@@ -117,11 +117,12 @@ fn main() -> ! {
     info!("target {=str}", TARGET);
     let one = size_of::<Timers<1, BoardClock>>();
     let two = size_of::<Timers<2, BoardClock>>();
+    let (entry, fixed) = (two - one, one - (two - one));
     info!(
-        "size of Timers<1>: {=usize} bytes; each further timer: {=usize} bytes",
-        one,
-        two - one
+        "size of a timer store: {=usize} bytes and {=usize} per timer",
+        fixed, entry
     );
+    check!(entry <= 32, "a timer takes at most 32 bytes");
     systick::start_tickless(peripherals.SYST);
 
     let cases = pin!(async {

@@ -110,11 +110,12 @@ fn main() -> ! {
     let mut peripherals = cortex_m::Peripherals::take().unwrap_or_else(|| panic!("taken once"));
     info!("target {=str}", TARGET);
     let (one, two) = (size_of::<Event<1>>(), size_of::<Event<2>>());
+    let (waiter, fixed) = (two - one, one - (two - one));
     info!(
-        "size of Event<1>: {=usize} bytes; each further waiter: {=usize} bytes",
-        one,
-        two - one
+        "size of an Event: {=usize} bytes and {=usize} per waiter",
+        fixed, waiter
     );
+    check!(fixed <= 16, "an Event's fixed part takes at most 16 bytes");
 
     let mut logger = pin!(Some(logger()));
     let mut averager = pin!(Some(averager()));

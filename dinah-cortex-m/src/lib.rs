@@ -5,8 +5,8 @@
 //!
 //! ```no_run
 //! # #![allow(non_snake_case)]
-//! use dinah_core::time::{Tickless, TimerDriver, Timers};
-//! use dinah_core::{AsyncExecutor, ReadyQueue};
+//! use dinah::executor::{AsyncExecutor, ReadyQueue};
+//! use dinah::time::{Tickless, TimerDriver, Timers};
 //! use dinah_cortex_m::systick::{self, SysTickAlarm, SysTickClock};
 //!
 //! /// The core clock, which SysTick counts: the binary knows it, the

@@ -8,8 +8,21 @@
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{
-    AtomicBool, AtomicU16, AtomicU32, AtomicUsize, Ordering, fence,
+    AtomicBool, AtomicPtr, AtomicU8, AtomicU16, AtomicU32, AtomicUsize, Ordering, fence,
 };
 
 #[cfg(not(loom))]
-pub(crate) use portable_atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicUsize, Ordering, fence};
+pub(crate) use portable_atomic::{
+    AtomicBool, AtomicPtr, AtomicU8, AtomicU16, AtomicU32, AtomicUsize, Ordering, fence,
+};
+
+/// One turn of a wait for another thread or interrupt: a spin-loop hint,
+/// or, in a loom model, a yield to the other threads (a model's spin must
+/// let them run).
+#[inline(always)]
+pub(crate) fn spin() {
+    #[cfg(loom)]
+    loom::hint::spin_loop();
+    #[cfg(not(loom))]
+    core::hint::spin_loop();
+}

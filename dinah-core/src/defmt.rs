@@ -10,7 +10,8 @@ use defmt::{Format, Formatter, write};
 
 use crate::config::{CoreConfig, CoreError, LifecycleState};
 use crate::executor::{
-    AsyncExecutor, CancelError, QueueClaimed, ReadyQueue, SpawnError, TickReport,
+    AsyncExecutor, CancelError, InterruptExecutor, InterruptFigures, InterruptTasks, QueueClaimed,
+    ReadyQueue, ServeError, SpawnError, TickReport,
 };
 use crate::id::{CoreId, CoreIdError, TaskId, TaskIdError, WorkerId, WorkerIdError};
 use crate::io::{Event, EventWait};
@@ -323,6 +324,38 @@ impl<const N: usize, O: TaskOutput, C: Measure> Format for AsyncExecutor<'_, N, 
             N,
             self.live_tasks()
         );
+    }
+}
+
+impl Format for InterruptFigures {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "executor {=str} at priority {=u8}: {=u32} runs, {=u32} polls, serving: {=bool}",
+            self.name, self.priority, self.runs, self.polls, self.serving
+        );
+    }
+}
+
+impl Format for InterruptExecutor {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "{}", self.figures());
+    }
+}
+
+impl<const N: usize, O: TaskOutput, C: Measure> Format for InterruptTasks<'_, N, O, C> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "InterruptTasks {{ live_tasks: {=usize} }}",
+            self.live_tasks()
+        );
+    }
+}
+
+impl Format for ServeError {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "ServeError::Busy");
     }
 }
 

@@ -49,8 +49,9 @@
 //! assert!(queue.is_empty());
 //! ```
 #![no_std]
-// Every module but `executor`'s waker forbids unsafe code; the waker builds
-// the heap-free `Waker` and documents its invariants.
+// Every module but `executor::fenced` (the heap-free waker, and the
+// hand-off of tasks to an interrupt handler) forbids unsafe code; each of
+// its two parts documents its invariants.
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 

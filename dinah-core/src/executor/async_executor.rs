@@ -236,6 +236,11 @@ impl<'a, const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'a, N, O, M> {
         Some(TaskFailure::returned(error))
     }
 
+    /// Whether a slot is free for a spawn now.
+    pub(super) fn has_vacant_slot(&self) -> bool {
+        self.free != 0
+    }
+
     /// How many slots hold a task that is not over yet.
     #[must_use]
     pub fn live_tasks(&self) -> usize {

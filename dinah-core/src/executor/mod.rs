@@ -51,7 +51,8 @@
 //! | `run.rs` | `tick`, `run`, `run_until`: the shared tick loop over this executor's storage, and the guards that keep a slot consistent when code unwinds |
 //! | `idle.rs` | [`Idle`], [`Pended`]: how a run loop sleeps |
 //! | `ready_queue.rs` | [`ReadyQueue`], the `'static` wake state, in safe code |
-//! | `waker.rs` | the heap-free waker's vtable: the crate's only `unsafe` |
+//! | `interrupt.rs` | [`InterruptExecutor`], [`InterruptTasks`]: an executor run by an interrupt handler, at that interrupt's priority |
+//! | `fenced/` | the crate's only `unsafe`: the heap-free waker's vtable (`waker.rs`) and the hand-off of [`InterruptTasks`] to a handler (`handoff.rs`), each with numbered invariants |
 //! | `report.rs` | [`TickReport`] |
 //! | `error.rs` | [`SpawnError`], [`QueueClaimed`], [`CancelError`] |
 //! | `task_pool.rs` | [`TaskPool`]: spawning from tasks and interrupt handlers into worker tasks whose storage is reused |
@@ -64,17 +65,20 @@ use crate::task::{Task, TaskOutput};
 mod async_executor;
 mod error;
 mod idle;
+mod interrupt;
 mod ready_queue;
 mod run;
 mod task_pool;
-// The one module of the crate that may use `unsafe`: the heap-free waker.
+// The one module of the crate that may use `unsafe`: the heap-free waker,
+// and the hand-off of an executor to an interrupt handler.
 #[allow(unsafe_code)]
-mod waker;
+mod fenced;
 
 pub use crate::raw::sched::TickReport;
 pub use async_executor::AsyncExecutor;
 pub use error::{CancelError, QueueClaimed, SpawnError};
 pub use idle::{Idle, Pended};
+pub use interrupt::{InterruptExecutor, InterruptFigures, InterruptTasks, SendTaskRef, ServeError};
 pub use ready_queue::ReadyQueue;
 pub use task_pool::{TaskPool, TaskPoolFigures, TooManyWorkers};
 

@@ -1,5 +1,5 @@
 //! [`ReadyQueue`]: the `'static` wake state behind the core executor, in
-//! safe code. Its heap-free waker, the one `unsafe` part, is `waker.rs`.
+//! safe code. Its heap-free waker, an `unsafe` part, is `fenced/waker.rs`.
 #![forbid(unsafe_code)]
 
 use core::fmt;

@@ -1,11 +1,11 @@
 //! The heap-free [`Waker`] of the core executor: the vtable that enqueues a
 //! task's identity into its [`ReadyQueue`], and nothing else.
 //!
-//! This is the only module of `dinah-core` that uses `unsafe`: building a
-//! `Waker` without a heap needs [`Waker::from_raw`], and its vtable functions
-//! receive a raw pointer. Everything else about a task (storage, polling,
-//! results, the queue's own state) is safe code in the other files of
-//! [`executor`](super).
+//! One of the two parts of `dinah-core` that use `unsafe` (see
+//! [`fenced`](super)): building a `Waker` without a heap needs
+//! [`Waker::from_raw`], and its vtable functions receive a raw pointer.
+//! Everything else about a task (storage, polling, results, the queue's own
+//! state) is safe code in the other files of `executor`.
 //!
 //! # Invariants
 //!
@@ -62,10 +62,10 @@ use core::mem::ManuallyDrop;
 use core::ptr;
 use core::task::{RawWaker, RawWakerVTable, Waker};
 
-use super::ReadyQueue;
-use super::error::too_many_wakers;
-use super::ready_queue::{Cell, REFS_LIMIT};
 use crate::atomic::{Ordering, fence};
+use crate::executor::ReadyQueue;
+use crate::executor::error::too_many_wakers;
+use crate::executor::ready_queue::{Cell, REFS_LIMIT};
 use crate::telemetry::Measure;
 
 impl<const N: usize, C: Measure> ReadyQueue<N, C> {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the QEMU firmware (the queue-and-scheduler example, the async
-# executor example, the watchdog, the timers (tickless and periodic), the spawn, the events and the delay examples) and the on-target tests on thumbv7m (lm3s6965evb) and
+# executor example, the watchdog, the timers (tickless and periodic), the spawn, the events, the delay and the priorities examples) and the on-target tests on thumbv7m (lm3s6965evb) and
 # thumbv6m (microbit), decodes their defmt logs and compares them line by
 # line with ci/expected/. Any difference, non-zero exit or hang fails.
 #
@@ -141,6 +141,12 @@ for target in "${targets[@]}"; do
         --bin dinah-qemu-delay --message-format=json-render-diagnostics \
         | built_executable dinah-qemu-delay)
     run_and_compare "$elf" "qemu-delay-$short"
+
+    step "priorities firmware on $target (an interrupt executor on PendSV preempts a long poll)"
+    elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \
+        --bin dinah-qemu-priorities --message-format=json-render-diagnostics \
+        | built_executable dinah-qemu-priorities)
+    run_and_compare "$elf" "qemu-priorities-$short"
 
     step "on-target tests on $target"
     elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" test --no-run --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \

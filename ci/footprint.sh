@@ -165,6 +165,7 @@ report() {
         measure_firmware dinah-qemu-spawn "$target" - "qemu-spawn-${target%%-*}"
         measure_firmware dinah-qemu-events "$target" - "qemu-events-${target%%-*}"
         measure_firmware dinah-qemu-delay "$target" - "qemu-delay-${target%%-*}"
+        measure_firmware dinah-qemu-priorities "$target" - "qemu-priorities-${target%%-*}"
     done
     echo
     echo "Budget for thumbv6m, each firmware: flash <= $flash_budget B, static RAM <= $ram_budget B."

@@ -7,7 +7,7 @@ pub(crate) const MAX_RELOAD: u32 = 0x00FF_FFFF;
 /// How SysTick's periods are chosen.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Mode {
-    /// Not started: readings stay at the last one.
+    /// Not started: readings stay at 0, and the alarm arms nothing.
     Stopped,
     /// Each period runs to the next alarm, or is the longest there is.
     Tickless,
@@ -37,11 +37,14 @@ pub(crate) struct Count {
 }
 
 impl Count {
+    /// Not started: a period of one tick that never began, so that
+    /// readings stay at 0 (with no test of the mode on the reading's path)
+    /// until SysTick starts.
     pub(crate) const fn new() -> Self {
         Self {
             base: 0,
-            reload: MAX_RELOAD,
-            next: MAX_RELOAD,
+            reload: 0,
+            next: 0,
             last: 0,
             interrupts: 0,
             mode: Mode::Stopped,
@@ -82,9 +85,6 @@ impl Count {
     /// past its alarm is not interrupted at the alarm's rate).
     pub(crate) fn wrapped(&mut self) -> Option<u32> {
         self.interrupts = self.interrupts.wrapping_add(1);
-        if self.mode == Mode::Stopped {
-            return None;
-        }
         self.base += u64::from(self.reload) + 1;
         self.reload = self.next;
         let resting = self.resting_reload();
@@ -97,9 +97,6 @@ impl Count {
     /// section the reading is made in), and `value` was read after that
     /// was seen. Never less than an earlier reading.
     pub(crate) fn reading(&mut self, value: u32, wrapped: bool) -> u64 {
-        if self.mode == Mode::Stopped {
-            return self.last;
-        }
         let ticks = if wrapped {
             // The period ended and its exception has not run: count the
             // period here. The next one began with the register's value
@@ -140,11 +137,11 @@ mod tests {
 
     #[test]
     fn before_start_the_clock_stands_at_zero() {
+        // Whatever SysTick's counter holds before it is set up.
         let mut count = Count::new();
         assert_eq!(count.reading(1234, false), 0);
-        assert_eq!(count.wrapped(), None);
-        assert_eq!(count.reading(1, true), 0);
-        assert_eq!(count.interrupts(), 1);
+        assert_eq!(count.reading(0, false), 0);
+        assert_eq!(count.mode(), Mode::Stopped);
     }
 
     #[test]

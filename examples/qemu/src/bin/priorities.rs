@@ -10,8 +10,8 @@
 //!   `HIGH.on_interrupt()`, which polls the urgent task: it reads the clock
 //!   and keeps the latency, then the long poll goes on.
 //! - The slow task makes two long polls, one three times the other: the
-//!   urgent task's latency is the same in both (it does not wait for the
-//!   poll), and bounded. It is counted in cycles of the core clock
+//!   urgent task's latency is the same in both, within SysTick's
+//!   resolution of one cycle (it does not wait for the poll), and bounded. It is counted in cycles of the core clock
 //!   (SysTick's ticks), and logged with the instructions it stands for
 //!   under `-icount`: SysTick's resolution is one cycle, tens of
 //!   instructions in QEMU's virtual time.
@@ -151,8 +151,11 @@ fn main() -> ! {
             (latency[round] + 1) * INSTRUCTIONS_PER_KILOTICK / 1_000
         );
     }
+    // The same but for SysTick's resolution: a tick is tens of
+    // instructions, and where the interrupt lands in the spinning loop
+    // moves the stamp within one.
     check!(
-        latency[0] == latency[1],
+        latency[0].abs_diff(latency[1]) <= 1,
         "the latency does not depend on the long poll"
     );
     check!(

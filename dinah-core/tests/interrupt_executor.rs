@@ -269,7 +269,8 @@ fn another_context_cancels_a_served_task_and_spawns_into_a_pool_it_runs() {
             poll_fn(|_| Poll::<()>::Pending).await;
         }
     }));
-    let mut worker = pin!(Some(JOBS.worker(job).unwrap()));
+    let mut storage = pin!(None);
+    let mut worker = pin!(JOBS.worker(job, storage.as_mut()).unwrap());
     let mut high: InterruptTasks<'_, 2> = InterruptTasks::new(&QUEUE).unwrap();
     let forever = high.try_spawn(forever.as_mut()).unwrap();
     high.try_spawn(worker.as_mut()).unwrap();
@@ -401,7 +402,8 @@ fn tasks_on_two_interrupt_executors_and_thread_mode_wake_each_other_and_spawn_ac
             PONG.raise();
         }
     }));
-    let mut worker = pin!(Some(SECOND_JOBS.worker(job).unwrap()));
+    let mut storage = pin!(None);
+    let mut worker = pin!(SECOND_JOBS.worker(job, storage.as_mut()).unwrap());
     let mut first: InterruptTasks<'_, 1> = InterruptTasks::new(&FIRST_QUEUE).unwrap();
     let mut second: InterruptTasks<'_, 2> = InterruptTasks::new(&SECOND_QUEUE).unwrap();
     let pinger = first.try_spawn(pinger.as_mut()).unwrap();

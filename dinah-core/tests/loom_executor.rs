@@ -356,3 +356,94 @@ fn a_poll_stamp_never_pairs_one_poll_s_task_with_another_s_start() {
         assert_eq!(stamp.read(), None);
     });
 }
+
+/// Storage that runs its future, then asks to run it again once, as a new
+/// task in the same slot (what a `TaskPool` worker does per job), and
+/// records its starts and its polls as the second task.
+struct Twice<'p> {
+    gate: Option<support::Gate<'p>>,
+    starts: &'p Mutex<Vec<dinah_core::TaskId>>,
+    polls_after_restart: &'p AtomicUsize,
+}
+
+impl dinah_core::Task for Twice<'_> {
+    type Error = std::convert::Infallible;
+
+    fn poll_task(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<Result<(), Self::Error>> {
+        let this = self.get_mut();
+        if this.starts.lock().unwrap().len() > 1 {
+            this.polls_after_restart.fetch_add(1, Ordering::Relaxed);
+            return Poll::Pending;
+        }
+        match this.gate.as_mut() {
+            Some(gate) => match std::pin::Pin::new(gate).poll(cx) {
+                Poll::Ready(()) => {
+                    this.gate = None;
+                    Poll::Ready(Ok(()))
+                }
+                Poll::Pending => Poll::Pending,
+            },
+            None => Poll::Pending,
+        }
+    }
+
+    fn drop_future(self: std::pin::Pin<&mut Self>) {
+        self.get_mut().gate = None;
+    }
+
+    fn has_future(&self) -> bool {
+        true
+    }
+
+    fn turn(self: std::pin::Pin<&mut Self>, started: Option<dinah_core::TaskId>) -> bool {
+        let this = self.get_mut();
+        let mut starts = this.starts.lock().unwrap();
+        match started {
+            Some(id) => starts.push(id),
+            None => this.gate = None,
+        }
+        starts.len() < 2
+    }
+}
+
+#[test]
+fn storage_that_runs_again_restarts_once_and_only_after_its_last_waker_is_gone() {
+    loom::model(|| {
+        let queue = queue::<1>();
+        let probe: &'static Probe = leak(Probe::default());
+        let starts: &'static Mutex<Vec<dinah_core::TaskId>> = leak(Mutex::new(Vec::new()));
+        let polls_after_restart: &'static AtomicUsize = leak(AtomicUsize::new(0));
+        let mut twice = pin!(Twice {
+            gate: Some(probe.gate()),
+            starts,
+            polls_after_restart,
+        });
+        let mut executor: AsyncExecutor<'_, 1> = AsyncExecutor::new(queue).unwrap();
+        let first = executor.try_spawn(twice.as_mut()).unwrap();
+        executor.tick(4);
+        // The task parked its waker; another thread wakes and drops it
+        // while the task completes here.
+        let waker = probe.take_parked();
+        probe.open();
+        waker.wake_by_ref();
+        let other = thread::spawn(move || waker.wake());
+        executor.tick(4);
+        other.join().unwrap();
+        for _ in 0..3 {
+            executor.tick(4);
+        }
+        // Ended, then started again once, as a new task, in the same slot
+        // (only once the other thread's waker was gone), and polled as
+        // that task.
+        let starts = starts.lock().unwrap().clone();
+        assert_eq!(starts.len(), 2);
+        assert_eq!(starts[0], first);
+        assert_ne!(starts[1], first);
+        assert_eq!(executor.task_state(first), None);
+        assert_eq!(executor.task_state(starts[1]), Some(TaskState::Running));
+        assert_eq!(polls_after_restart.load(Ordering::Relaxed), 1);
+    });
+}

@@ -203,7 +203,12 @@ impl<'a, const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'a, N, O, M> {
                 *slot = name;
             }
         }
-        Ok(self.queue.start(index))
+        let id = self.queue.start(index);
+        // The storage learns its id (a pool's worker: the job it runs).
+        if let Some(task) = self.task_slot(index) {
+            task.as_mut().turn(Some(id));
+        }
+        Ok(id)
     }
 
     /// The state of task `id`, or `None` when `id` names no task here (never
@@ -268,7 +273,6 @@ impl<'a, const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'a, N, O, M> {
     /// refers to it. Its final state stays readable by id until the slot is
     /// reused.
     pub(super) fn end(&mut self, index: usize, state: TaskState) {
-        *self.task_slot(index) = None;
         if KEEPS_POLLED_WAKES {
             // A wake during the task's last poll left it queued on no
             // list: its entry goes on the held list, to be released in
@@ -282,14 +286,34 @@ impl<'a, const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'a, N, O, M> {
         self.recycle(index);
     }
 
-    /// Puts a finished slot on the free list if no failure waits to be
-    /// taken and the executor wins its claim: no waker is left and no entry
-    /// of it is queued (an entry frees it when taken; the last waker's drop
-    /// queues one).
+    /// Lets go of slot `index`'s storage, its task being over, unless the
+    /// storage asks to run another task in the slot
+    /// ([`Task::turn`](crate::task::Task::turn)); then puts the slot on the
+    /// free list if no failure waits to be taken and the executor wins its
+    /// claim: no waker is left and no entry of it is queued (an entry frees
+    /// it when taken; the last waker's drop queues one). Storage kept to
+    /// run another task starts it there instead.
     pub(super) fn recycle(&mut self, index: usize) {
+        let slot = self.task_slot(index);
+        if !slot.as_mut().is_some_and(|task| task.as_mut().turn(None)) {
+            *slot = None;
+        }
         if self.failure_slot(index).is_none() && self.queue.claim_finished(index) {
             self.release(index);
+            if let Some(task) = self.task_slot(index).take() {
+                // Kept to run its next task: spawned again, in the slot
+                // just freed (the free list gives it back first), so with a
+                // new generation: no wake of the task that ended reaches it.
+                let name = self.task_name_at(index);
+                let _ = self.spawn_as(name, task);
+            }
         }
+    }
+
+    /// The name slot `index`'s counts keep, if any.
+    fn task_name_at(&mut self, index: usize) -> Option<&'static str> {
+        let local = self.counters.get_mut(index)?;
+        M::name_slot(local).and_then(|name| *name)
     }
 
     /// The task of slot `index` (always `< N`: it comes from the executor's

@@ -55,7 +55,8 @@
 //! | `fenced/` | the crate's only `unsafe`: the heap-free waker's vtable (`waker.rs`) and the hand-off of [`InterruptTasks`] to a handler (`handoff.rs`), each with numbered invariants |
 //! | `report.rs` | [`TickReport`] |
 //! | `error.rs` | [`SpawnError`], [`QueueClaimed`], [`CancelError`] |
-//! | `task_pool.rs` | [`TaskPool`]: spawning from tasks and interrupt handlers into worker tasks whose storage is reused |
+//! | `task_pool.rs` | [`TaskPool`]: spawning from tasks and interrupt handlers into workers whose storage is reused, each job a task of its own |
+//! | `pool_worker.rs` | [`Worker`]: a pool's task storage, started again as a new task for each job |
 #![deny(unsafe_code)]
 
 use core::pin::Pin;
@@ -66,6 +67,7 @@ mod async_executor;
 mod error;
 mod idle;
 mod interrupt;
+mod pool_worker;
 mod ready_queue;
 mod run;
 mod task_pool;
@@ -79,8 +81,9 @@ pub use async_executor::AsyncExecutor;
 pub use error::{CancelError, QueueClaimed, SpawnError};
 pub use idle::{Idle, Pended};
 pub use interrupt::{InterruptExecutor, InterruptFigures, InterruptTasks, SendTaskRef, ServeError};
+pub use pool_worker::Worker;
 pub use ready_queue::ReadyQueue;
-pub use task_pool::{TaskPool, TaskPoolFigures, TooManyWorkers};
+pub use task_pool::{JobId, JobState, TaskPool, TaskPoolFigures, TooManyWorkers};
 
 /// A borrowed, pinned task as the core executor stores it: any task whose
 /// error type is `O`'s (see [`AsyncExecutor`]).

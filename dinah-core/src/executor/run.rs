@@ -97,18 +97,19 @@ impl<const N: usize, O: TaskOutput, M: Measure, W: PollObserver + ?Sized> raw::s
         // A finished task's last waker is gone (or its poll or drop
         // unwound): let go of its storage and free the slot, unless a
         // failure waits.
-        let index = entry as usize;
-        *self.executor.task_slot(index) = None;
-        self.executor.recycle(index);
+        // Storage kept to run another task, or one whose poll or drop
+        // unwound: let go, unless it asks to run another task.
+        self.executor.recycle(entry as usize);
     }
 
     #[inline(always)]
     fn cancel(&mut self, entry: u32) {
         let index = entry as usize;
-        if let Some(mut task) = self.executor.task_slot(index).take() {
+        let queue = self.executor.queue;
+        if let Some(task) = self.executor.task_slot(index).as_mut() {
             // A destructor that panics ends the task `Failed`.
             let unwinding = EndOnUnwind {
-                queue: self.executor.queue,
+                queue,
                 index,
                 observer: &(),
             };

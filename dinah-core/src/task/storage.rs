@@ -7,6 +7,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use super::TaskOutput;
+use crate::id::TaskId;
 
 /// Caller-owned storage for one task's future, which the executor polls and
 /// can drop in place.
@@ -42,6 +43,26 @@ pub trait Task {
 
     /// Whether a future is stored (not yet finished or dropped).
     fn has_future(&self) -> bool;
+
+    /// The executor's word at a turn of this storage's life, for storage
+    /// that runs one task after another in the same slot (a
+    /// [`TaskPool`](crate::executor::TaskPool) worker runs each job as a
+    /// task of its own):
+    ///
+    /// - `Some(id)`: it starts as task `id`, at its spawn and at each
+    ///   restart. The return value is ignored.
+    /// - `None`: its future ended (it completed, failed, or was dropped by
+    ///   a cancellation). Returning `true` asks the executor to keep the
+    ///   storage and start it again in the same slot, as a new task with a
+    ///   new id, once no waker of the ended task is left (so no wake meant
+    ///   for it reaches the next); it is polled then as a new task.
+    ///
+    /// The default does nothing and returns `false`: the executor lets go
+    /// of the storage when its task ends.
+    fn turn(self: Pin<&mut Self>, started: Option<TaskId>) -> bool {
+        let _ = started;
+        false
+    }
 }
 
 impl<F> Task for Option<F>

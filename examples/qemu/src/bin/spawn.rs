@@ -58,7 +58,7 @@ fn SysTick() {
     }
 }
 
-/// The size of the future `slot` holds (or would hold).
+/// The size of the job `slot` holds (or would hold).
 fn stored_size<F>(_: &Option<F>) -> usize {
     size_of::<F>()
 }
@@ -98,16 +98,21 @@ fn main() -> ! {
     // the others'), and each worker built where it stays (a `Result`
     // unwrapped and moved into place would be copied).
     let jobs_of = |worker: u32| move |event| job(worker, event);
-    let mut first = pin!(JOBS.worker(jobs_of(1)).ok());
-    let mut second = pin!(JOBS.worker(jobs_of(2)).ok());
-    check!(first.is_some() && second.is_some(), "two workers fit");
+    let (mut first_job, mut second_job, mut third_job) = (pin!(None), pin!(None), pin!(None));
+    let (Ok(first), Ok(second)) = (
+        JOBS.worker(jobs_of(1), first_job.as_mut()),
+        JOBS.worker(jobs_of(2), second_job.as_mut()),
+    ) else {
+        defmt::panic!("two workers fit")
+    };
+    let (mut first, mut second) = (pin!(first), pin!(second));
     check!(
-        JOBS.worker(jobs_of(3)).is_err(),
+        JOBS.worker(jobs_of(3), third_job.as_mut()).is_err(),
         "a third worker is refused"
     );
     info!(
-        "each worker's storage: {=usize} bytes, reused for every job",
-        stored_size(&first)
+        "each worker's job storage: {=usize} bytes, reused for every job",
+        stored_size(&third_job)
     );
 
     let mut executor: AsyncExecutor<'_, SLOTS> =

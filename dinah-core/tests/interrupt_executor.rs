@@ -105,8 +105,7 @@ fn a_task_at_interrupt_priority_runs_while_a_thread_mode_task_is_in_a_long_poll(
 
     let interrupt = LINE.serve_on_a_thread(handler);
     HIGH.serve(&mut high, || {
-        // The urgent task's first poll, as a pended interrupt makes it.
-        pend();
+        // `serve` pended the interrupt: the urgent task's first poll.
         while DEVICE.waiting() == 0 {
             thread::yield_now();
         }
@@ -156,7 +155,6 @@ fn serve_ends_only_once_the_handler_has_let_go_of_the_tasks() {
     let busy = high.try_spawn(busy.as_mut()).unwrap();
     let interrupt = LINE.serve_on_a_thread(handler);
     HIGH.serve(&mut high, || {
-        pend();
         wait_for(&INSIDE);
         RELEASE.store(true, Ordering::Release);
     })
@@ -278,7 +276,6 @@ fn another_context_cancels_a_served_task_and_spawns_into_a_pool_it_runs() {
 
     let interrupt = LINE.serve_on_a_thread(handler);
     HIGH.serve(&mut high, || {
-        pend();
         // Another thread spawns jobs and cancels a task, as an interrupt
         // handler of another priority would.
         thread::spawn(move || {
@@ -339,7 +336,6 @@ fn a_poll_watch_sees_a_task_blocked_at_interrupt_priority() {
     let stuck = high.try_spawn(stuck.as_mut()).unwrap();
     let interrupt = LINE.serve_on_a_thread(handler);
     HIGH.serve_observed(&mut high, &WATCH, || {
-        pend();
         wait_for(&INSIDE);
         assert_eq!(WATCH.blocked(100), None, "not long yet");
         NOW.store(250, Ordering::Release);
@@ -418,14 +414,25 @@ fn tasks_on_two_interrupt_executors_and_thread_mode_wake_each_other_and_spawn_ac
         .serve(&mut second, || {
             FIRST
                 .serve(&mut first, || {
-                    pend_second();
-                    pend_first();
                     low.run_until(
                         async {
-                            while SPAWNED_SUM.load(Ordering::Acquire) != 6 {
+                            // Bounded, so that a lost wake fails with
+                            // what each side holds rather than hanging.
+                            for _ in 0..5_000_000 {
+                                if SPAWNED_SUM.load(Ordering::Acquire) == 6 {
+                                    return;
+                                }
                                 yield_now().await;
                                 thread::yield_now();
                             }
+                            panic!(
+                                "jobs summed {}; pool {:?}; {} pings, {} pongs; {:?}",
+                                SPAWNED_SUM.load(Ordering::Acquire),
+                                SECOND_JOBS.figures(),
+                                PING.raised(),
+                                PONG.raised(),
+                                SECOND.figures()
+                            );
                         },
                         4,
                         thread::yield_now,

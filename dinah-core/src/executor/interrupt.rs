@@ -232,11 +232,8 @@ impl fmt::Display for InterruptFigures {
 /// let mut low: AsyncExecutor<'_, 1> = AsyncExecutor::new(&LOW_QUEUE).unwrap();
 /// low.try_spawn(slow.as_mut()).unwrap();
 ///
-/// HIGH.serve(&mut high, || {
-///     HIGH.on_interrupt(); // its first poll, as the pended interrupt does
-///     low.tick(4);
-/// })
-/// .unwrap();
+/// // `serve` pends the interrupt once: the urgent task's first poll.
+/// HIGH.serve(&mut high, || low.tick(4)).unwrap();
 /// assert_eq!(high.task_state(urgent), Some(dinah::task::TaskState::Completed));
 /// assert_eq!(HIGH.figures().priority, 1);
 /// ```
@@ -290,7 +287,9 @@ impl InterruptExecutor {
     }
 
     /// Lends `tasks` to [`on_interrupt`](Self::on_interrupt) while `scope`
-    /// runs, and returns what it returns, once no handler polls them.
+    /// runs, and returns what it returns, once no handler polls them. At
+    /// the scope's start it calls the queue's pender once, so that tasks
+    /// spawned before (or woken while nothing was served) are polled.
     ///
     /// # Errors
     ///
@@ -330,6 +329,7 @@ impl InterruptExecutor {
         M::Local: Send,
         W: PollObserver + Sync + ?Sized,
     {
+        let queue = tasks.executor.queue();
         let mut served = Served {
             tasks,
             observer,
@@ -337,7 +337,12 @@ impl InterruptExecutor {
             polls: &self.polls,
         };
         self.handoff
-            .scope(&mut served, scope)
+            .scope(&mut served, || {
+                // Tasks spawned before the scope, or woken while nothing
+                // was served, get their poll: the interrupt is pended once.
+                queue.pend();
+                scope()
+            })
             .map_err(|_| ServeError::Busy)
     }
 

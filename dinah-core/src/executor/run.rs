@@ -95,10 +95,8 @@ impl<const N: usize, O: TaskOutput, M: Measure, W: PollObserver + ?Sized> raw::s
     #[inline(always)]
     fn release(&mut self, entry: u32) {
         // A finished task's last waker is gone (or its poll or drop
-        // unwound): let go of its storage and free the slot, unless a
-        // failure waits.
-        // Storage kept to run another task, or one whose poll or drop
-        // unwound: let go, unless it asks to run another task.
+        // unwound): let go of its storage (unless it asks to run another
+        // task) and free the slot, unless a failure waits.
         self.executor.recycle(entry as usize);
     }
 

@@ -55,7 +55,9 @@ pub trait Task {
     ///   a cancellation). Returning `true` asks the executor to keep the
     ///   storage and start it again in the same slot, as a new task with a
     ///   new id, once no waker of the ended task is left (so no wake meant
-    ///   for it reaches the next); it is polled then as a new task.
+    ///   for it reaches the next); it is polled then as a new task. Such
+    ///   storage must keep [`has_future`](Self::has_future) `true`, as a
+    ///   spawn asks.
     ///
     /// The default does nothing and returns `false`: the executor lets go
     /// of the storage when its task ends.

@@ -132,9 +132,8 @@ fn main() -> ! {
     let mut low: AsyncExecutor<'_, 1> =
         AsyncExecutor::new(&LOW_QUEUE).unwrap_or_else(|_| defmt::panic!("first executor"));
 
+    // `serve` pends PendSV once: the urgent task's first poll.
     let served = HIGH.serve(&mut high, || {
-        // The urgent task's first poll, at its priority.
-        SCB::set_pendsv();
         low.run_until(slow(), 4, cortex_m::asm::wfi);
     });
     check!(served.is_ok(), "the interrupt executor serves the tasks");

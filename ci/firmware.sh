@@ -75,6 +75,18 @@ run_and_compare() {
     rm -f "$log"
 }
 
+# Builds firmware $1 for $target (further cargo arguments: $4...), runs it
+# and compares its log with ci/expected/$2.log, under the step named $3.
+run_firmware() {
+    local bin="$1" name="$2" what="$3" elf
+    shift 3
+    step "$what"
+    elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \
+        --bin "$bin" "$@" --message-format=json-render-diagnostics \
+        | built_executable "$bin")
+    run_and_compare "$elf" "$name"
+}
+
 for target in "${targets[@]}"; do
     short=${target%%-*}
     for features in "" "metrics32"; do
@@ -96,57 +108,24 @@ for target in "${targets[@]}"; do
         fi
     done
 
-    step "executor firmware on $target"
-    elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \
-        --bin dinah-qemu-executor --message-format=json-render-diagnostics \
-        | built_executable dinah-qemu-executor)
-    run_and_compare "$elf" "qemu-executor-$short"
-
-    step "watchdog firmware on $target (a task that never yields, reported from SysTick)"
-    elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \
-        --bin dinah-qemu-watchdog --message-format=json-render-diagnostics \
-        | built_executable dinah-qemu-watchdog)
-    run_and_compare "$elf" "qemu-watchdog-$short"
-
-    step "timers firmware on $target (tickless SysTick)"
-    elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \
-        --bin dinah-qemu-timers --message-format=json-render-diagnostics \
-        | built_executable dinah-qemu-timers)
-    run_and_compare "$elf" "qemu-timers-$short"
-
-    step "timers firmware on $target (periodic SysTick, 250 us)"
+    run_firmware dinah-qemu-executor "qemu-executor-$short" "executor firmware on $target"
+    run_firmware dinah-qemu-watchdog "qemu-watchdog-$short" \
+        "watchdog firmware on $target (a task that never yields, reported from SysTick)"
+    run_firmware dinah-qemu-timers "qemu-timers-$short" "timers firmware on $target (tickless SysTick)"
     if [ ${#EMBEDDED_FLAGS[@]} -eq 0 ]; then
         (cd "$firmware_dir" && cargo clippy --release --target "$target" \
             --bin dinah-qemu-timers --features periodic -- -D warnings)
     fi
-    elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \
-        --bin dinah-qemu-timers --features periodic --message-format=json-render-diagnostics \
-        | built_executable dinah-qemu-timers)
-    run_and_compare "$elf" "qemu-timers-periodic-$short"
-
-    step "spawn firmware on $target (a task pool fed by a task and an interrupt)"
-    elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \
-        --bin dinah-qemu-spawn --message-format=json-render-diagnostics \
-        | built_executable dinah-qemu-spawn)
-    run_and_compare "$elf" "qemu-spawn-$short"
-
-    step "events firmware on $target (an interrupt raises a static io::Event for two tasks)"
-    elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \
-        --bin dinah-qemu-events --message-format=json-render-diagnostics \
-        | built_executable dinah-qemu-events)
-    run_and_compare "$elf" "qemu-events-$short"
-
-    step "delay firmware on $target (embedded-hal-async's DelayNs on the timers)"
-    elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \
-        --bin dinah-qemu-delay --message-format=json-render-diagnostics \
-        | built_executable dinah-qemu-delay)
-    run_and_compare "$elf" "qemu-delay-$short"
-
-    step "priorities firmware on $target (an interrupt executor on PendSV preempts a long poll)"
-    elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" build --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \
-        --bin dinah-qemu-priorities --message-format=json-render-diagnostics \
-        | built_executable dinah-qemu-priorities)
-    run_and_compare "$elf" "qemu-priorities-$short"
+    run_firmware dinah-qemu-timers "qemu-timers-periodic-$short" \
+        "timers firmware on $target (periodic SysTick, 250 us)" --features periodic
+    run_firmware dinah-qemu-spawn "qemu-spawn-$short" \
+        "spawn firmware on $target (a task pool fed by a task and an interrupt)"
+    run_firmware dinah-qemu-events "qemu-events-$short" \
+        "events firmware on $target (an interrupt raises a static io::Event for two tasks)"
+    run_firmware dinah-qemu-delay "qemu-delay-$short" \
+        "delay firmware on $target (embedded-hal-async's DelayNs on the timers)"
+    run_firmware dinah-qemu-priorities "qemu-priorities-$short" \
+        "priorities firmware on $target (an interrupt executor on PendSV preempts a long poll)"
 
     step "on-target tests on $target"
     elf=$(cd "$firmware_dir" && "${EMBEDDED_CARGO[@]}" test --no-run --release --target "$target" "${EMBEDDED_FLAGS[@]}" "${FIRMWARE_CARGO_CONFIG[@]}" \

@@ -14,8 +14,9 @@
 //!   with `--workers 1`);
 //! - `hyper_requests`: hyper 1.x serving 2,000 small requests from hyper's
 //!   client over one kept-alive connection, on dinah (its sockets through
-//!   `examples/support/hyper_rt.rs`) and on tokio (the same kind of
-//!   adapter, copying through the same size of buffer).
+//!   `dinah-hyper`'s `HyperIo`, which copies each read out of a kept 4 KiB
+//!   buffer) and on tokio (hyper-util's `TokioIo`, which reads into hyper's
+//!   buffer directly).
 //! - `hyper_requests_multi`: the same server on dinah's `MultiExecutor` and
 //!   tokio's multi-thread runtime (2 workers each, or `--workers N`),
 //!   serving 16 kept-alive connections at once, 250 requests each, from
@@ -31,8 +32,6 @@ use std::time::{Duration, Instant};
 mod harness;
 use harness::{Contender, Options, run_case, target};
 
-#[path = "../examples/support/hyper_rt.rs"]
-mod hyper_rt;
 #[path = "net_hyper.rs"]
 mod net_hyper;
 use net_hyper::{dinah_hyper_multi, hyper_case, hyper_multi_case, tokio_hyper_multi};

@@ -1,58 +1,16 @@
 //! The hyper cases of `benches/net.rs`: hyper 1.x on dinah's sockets
-//! (through `examples/support/hyper_rt.rs`) and on tokio's (through the
-//! same kind of adapter), on the current-thread executors and on the
-//! multi-thread ones.
+//! (through `dinah-hyper`'s `HyperIo`) and on tokio's (through
+//! hyper-util's `TokioIo`, as tokio's users run it), on the current-thread
+//! executors and on the multi-thread ones.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use super::harness::{Contender, Options, run_case, target};
-use super::{dinah_multi, hyper_rt, loopback, rate_ratio};
+use dinah_hyper::HyperIo;
+use hyper_util::rt::TokioIo;
 
-/// hyper's I/O traits over a tokio stream, as `hyper_rt::HyperIo` does
-/// over dinah's: a 4 KiB buffer and one copy per read.
-struct TokioIo(tokio::net::TcpStream);
-
-impl hyper::rt::Read for TokioIo {
-    fn poll_read(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        mut buf: hyper::rt::ReadBufCursor<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        let mut chunk = [0u8; 4096];
-        let room = buf.remaining().min(chunk.len());
-        let mut read = tokio::io::ReadBuf::new(&mut chunk[..room]);
-        match tokio::io::AsyncRead::poll_read(std::pin::Pin::new(&mut self.0), cx, &mut read) {
-            std::task::Poll::Ready(Ok(())) => {
-                buf.put_slice(read.filled());
-                std::task::Poll::Ready(Ok(()))
-            }
-            other => other,
-        }
-    }
-}
-
-impl hyper::rt::Write for TokioIo {
-    fn poll_write(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &[u8],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        tokio::io::AsyncWrite::poll_write(std::pin::Pin::new(&mut self.0), cx, buf)
-    }
-    fn poll_flush(
-        self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::task::Poll::Ready(Ok(()))
-    }
-    fn poll_shutdown(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        tokio::io::AsyncWrite::poll_shutdown(std::pin::Pin::new(&mut self.0), cx)
-    }
-}
+use super::{dinah_multi, loopback, rate_ratio};
 
 const REQUESTS: usize = 2_000;
 
@@ -91,7 +49,6 @@ async fn requests_n(sender: &mut Sender, addr: SocketAddr, count: usize) -> Dura
 
 fn dinah_hyper() -> Duration {
     use dinah::net::{TcpListener, TcpStream};
-    use hyper_rt::HyperIo;
     let executor = dinah::LocalExecutor::new();
     let listener = TcpListener::bind(loopback()).unwrap();
     let addr = listener.local_addr().unwrap();
@@ -101,7 +58,7 @@ fn dinah_hyper() -> Duration {
                 let (stream, _) = listener.accept().await?;
                 stream.set_nodelay(true)?;
                 let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(HyperIo(stream), hyper::service::service_fn(hello))
+                    .serve_connection(HyperIo::new(stream), hyper::service::service_fn(hello))
                     .await;
                 Ok::<(), std::io::Error>(())
             })
@@ -111,7 +68,7 @@ fn dinah_hyper() -> Duration {
     executor.block_on(async {
         let stream = TcpStream::connect(addr).await.unwrap();
         stream.set_nodelay(true).unwrap();
-        let (mut sender, connection) = hyper::client::conn::http1::handshake(HyperIo(stream))
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(HyperIo::new(stream))
             .await
             .unwrap();
         drop(
@@ -128,7 +85,7 @@ fn dinah_hyper() -> Duration {
 async fn tokio_client(addr: SocketAddr) -> Sender {
     let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     stream.set_nodelay(true).unwrap();
-    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo(stream))
+    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
         .unwrap();
     tokio::spawn(connection);
@@ -139,7 +96,7 @@ async fn tokio_client(addr: SocketAddr) -> Sender {
 async fn tokio_serve(stream: tokio::net::TcpStream) -> std::io::Result<()> {
     stream.set_nodelay(true)?;
     let _ = hyper::server::conn::http1::Builder::new()
-        .serve_connection(TokioIo(stream), hyper::service::service_fn(hello))
+        .serve_connection(TokioIo::new(stream), hyper::service::service_fn(hello))
         .await;
     Ok(())
 }
@@ -186,7 +143,6 @@ const HYPER_EACH: usize = 250;
 
 pub(crate) fn dinah_hyper_multi(workers: usize) -> Duration {
     use dinah::net::TcpStream;
-    use hyper_rt::HyperIo;
     let (executor, handle, listener) = dinah_multi(workers);
     let addr = listener.local_addr().unwrap();
     let server = handle.clone();
@@ -201,7 +157,7 @@ pub(crate) fn dinah_hyper_multi(workers: usize) -> Duration {
                             .try_spawn(async move {
                                 let _ = hyper::server::conn::http1::Builder::new()
                                     .serve_connection(
-                                        HyperIo(stream),
+                                        HyperIo::new(stream),
                                         hyper::service::service_fn(hello),
                                     )
                                     .await;
@@ -219,7 +175,7 @@ pub(crate) fn dinah_hyper_multi(workers: usize) -> Duration {
         for _ in 0..HYPER_CONNECTIONS {
             let stream = TcpStream::connect(addr).await.unwrap();
             stream.set_nodelay(true).unwrap();
-            let (sender, connection) = hyper::client::conn::http1::handshake(HyperIo(stream))
+            let (sender, connection) = hyper::client::conn::http1::handshake(HyperIo::new(stream))
                 .await
                 .unwrap();
             drop(

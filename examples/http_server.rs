@@ -1,5 +1,5 @@
 //! An HTTP/1 server on dinah: hyper over dinah's sockets, executor and
-//! timers, with no tokio runtime.
+//! timers through `dinah-hyper`, with no tokio runtime.
 //!
 //! `cargo run --example http_server` serves on a loopback port, sends
 //! itself a few requests with hyper's client (on the same executor), prints
@@ -26,9 +26,7 @@ use dinah::executor::{MultiConfig, MultiExecutor};
 use dinah::net::{TcpListener, TcpStream};
 use dinah::{JoinHandle, LocalExecutor};
 
-#[path = "support/hyper_rt.rs"]
-mod hyper_rt;
-use hyper_rt::{HyperIo, HyperTimer};
+use dinah_hyper::{HyperIo, HyperTimer};
 
 /// The service: says hello to the path it was asked for.
 async fn hello(request: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
@@ -80,13 +78,13 @@ impl Runtime {
 
 /// Accepts connections forever, one task each.
 async fn serve(listener: TcpListener, spawn: Spawn) -> std::io::Result<()> {
-    let timer = HyperTimer::new(dinah::time::current());
+    let timer = HyperTimer::current();
     loop {
         let (stream, _) = listener.accept().await?;
         let connection = hyper::server::conn::http1::Builder::new()
             .timer(timer.clone())
             .header_read_timeout(Duration::from_secs(5))
-            .serve_connection(HyperIo(stream), hyper::service::service_fn(hello));
+            .serve_connection(HyperIo::new(stream), hyper::service::service_fn(hello));
         drop(
             spawn(Box::pin(async move {
                 // A client that goes away is its own business.
@@ -104,7 +102,8 @@ async fn get(
     spawn: &Spawn,
 ) -> Result<String, Box<dyn std::error::Error>> {
     let stream = TcpStream::connect(addr).await?;
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(HyperIo(stream)).await?;
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(HyperIo::new(stream)).await?;
     let driver = spawn(Box::pin(async move {
         let _ = connection.await;
     }))?;

@@ -22,6 +22,9 @@
 //!   serving 16 kept-alive connections at once, 250 requests each, from
 //!   hyper's client on the same runtime: requests per second.
 //!
+//! `--serve dinah|tokio ADDR SECONDS` runs only the hyper server, for `wrk`
+//! (`benches/http_wrk.sh`).
+//!
 //! `cargo bench --bench net [-- FILTER] [--samples N]`; `--callgrind
 //! CONTENDER TIMES` runs one contender's workload untimed (for `strace -c
 //! -f`, which counts its system calls) and exits.
@@ -34,6 +37,8 @@ use harness::{Contender, Options, run_case, target};
 
 #[path = "net_hyper.rs"]
 mod net_hyper;
+#[path = "net_serve.rs"]
+mod net_serve;
 use net_hyper::{dinah_hyper_multi, hyper_case, hyper_multi_case, tokio_hyper_multi};
 
 const MESSAGE: usize = 64;
@@ -313,6 +318,9 @@ fn case(options: &Options, name: &str, load: Load) {
 }
 
 fn main() {
+    if net_serve::serve_if_asked() {
+        return;
+    }
     let options = Options::from_args();
     if let Some((contender, times)) = &options.callgrind {
         let load = Load {

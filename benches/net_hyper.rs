@@ -14,7 +14,7 @@ use super::{dinah_multi, loopback, rate_ratio};
 
 const REQUESTS: usize = 2_000;
 
-async fn hello(
+pub(crate) async fn hello(
     _: hyper::Request<hyper::body::Incoming>,
 ) -> Result<hyper::Response<http_body_util::Full<hyper::body::Bytes>>, std::convert::Infallible> {
     Ok(hyper::Response::new(http_body_util::Full::new(

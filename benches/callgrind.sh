@@ -11,6 +11,8 @@
 #   DINAH_BENCH=hosted ./benches/callgrind.sh     dinah (block_on), ticked (out-of-line tick), tokio,
 #                                                  local-pool, async-executor
 #   DINAH_BENCH=telemetry ./benches/callgrind.sh  dinah unmeasured and measured, tokio
+#   DINAH_BENCH=sync ./benches/callgrind.sh       one uncontended semaphore acquire and release:
+#                                                  dinah's SharedSemaphore and static Semaphore, tokio's
 #   DINAH_CARGO_ARGS="--no-default-features --features std" ./benches/callgrind.sh dinah
 #                                                  built without the telemetry feature
 set -euo pipefail
@@ -21,8 +23,12 @@ case "$name" in
     executor) default_contenders="dinah embassy local-pool dinah-here embassy-here local-pool-here" ;;
     hosted) default_contenders="dinah ticked tokio local-pool async-executor" ;;
     telemetry) default_contenders="dinah measured tokio" ;;
-    *) echo "callgrind: DINAH_BENCH is executor, hosted or telemetry, not $name" >&2; exit 1 ;;
+    sync) default_contenders="semaphore-dinah semaphore-static semaphore-tokio" ;;
+    *) echo "callgrind: DINAH_BENCH is executor, hosted, telemetry or sync, not $name" >&2; exit 1 ;;
 esac
+unit=yields
+one=wake+poll
+[ "$name" = sync ] && unit=rounds && one="acquire+release"
 read -ra cargo_args <<<"${DINAH_CARGO_ARGS:-}"
 bench=$(cargo bench --bench "$name" "${cargo_args[@]}" --no-run --message-format=json 2>/dev/null \
     | python3 -c 'import json,sys
@@ -48,6 +54,6 @@ for contender in "${@:-$default_contenders}"; do
     for c in $contender; do
         short=$(instructions "$c" 1000)
         long=$(instructions "$c" 101000)
-        echo "$c: $short instructions at 1,000 yields, $long at 101,000: $(( (long - short) / 100000 )) per wake+poll"
+        echo "$c: $short instructions at 1,000 $unit, $long at 101,000: $(( (long - short) / 100000 )) per $one"
     done
 done

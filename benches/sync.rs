@@ -318,8 +318,46 @@ fn group_shutdown(options: &Options) {
     );
 }
 
+/// `--callgrind CONTENDER TIMES`: one uncontended acquire and release
+/// `TIMES` times inside one `block_on`, untimed (`benches/callgrind.sh`
+/// with `DINAH_BENCH=sync` counts the instructions of one).
+fn callgrind(contender: &str, times: usize) {
+    match contender {
+        "semaphore-dinah" => {
+            let shared = SharedSemaphore::new(1);
+            LocalExecutor::new().block_on(async {
+                for _ in 0..times {
+                    drop(black_box(shared.acquire().await.expect("open")));
+                }
+            });
+        }
+        "semaphore-static" => {
+            LocalExecutor::new().block_on(async {
+                for _ in 0..times {
+                    drop(black_box(CORE_SEMAPHORE.acquire().await.expect("open")));
+                }
+            });
+        }
+        "semaphore-tokio" => {
+            let semaphore = tokio::sync::Semaphore::new(1);
+            tokio_runtime().block_on(async {
+                for _ in 0..times {
+                    drop(black_box(semaphore.acquire().await.expect("open")));
+                }
+            });
+        }
+        other => {
+            panic!("no contender {other}: semaphore-dinah, semaphore-static or semaphore-tokio")
+        }
+    }
+}
+
 fn main() {
     let options = Options::from_args();
+    if let Some((contender, times)) = &options.callgrind {
+        callgrind(contender, *times);
+        return;
+    }
     println!("# dinah channel, semaphore and task group benchmarks");
     ping_pong(&options);
     semaphore(&options);

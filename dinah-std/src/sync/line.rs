@@ -1,6 +1,6 @@
 //! The storage and lock the std channels and semaphores put around the
-//! core's wait logic: a line that grows, a mutex, and a microsecond clock
-//! for how long waiters have waited.
+//! core's wait logic: a line that grows, a short-held lock, and a
+//! microsecond clock for how long waiters have waited.
 #![forbid(unsafe_code)]
 
 use std::collections::VecDeque;
@@ -8,7 +8,17 @@ use std::time::Instant;
 
 use dinah_core::raw::wait::{Lock, Settle, Slots, WaitEntry, WaitStore};
 
+#[cfg(loom)]
 use crate::primitives::{Mutex, lock};
+
+/// The lock around a channel's or semaphore's state: a spin lock whose
+/// unlock is a plain store and that has no poison to check (its holds are
+/// short and run no user code but a waker's clone or drop), or loom's
+/// mutex in the loom models.
+#[cfg(not(loom))]
+type StateLock<S> = crate::primitives::SpinLock<S>;
+#[cfg(loom)]
+type StateLock<S> = Mutex<S>;
 
 /// A line of waiters with no fixed bound.
 #[derive(Debug, Default)]
@@ -64,12 +74,12 @@ impl<T> Slots for Bounded<T> {
     }
 }
 
-/// A state behind a mutex, with a name and a microsecond clock.
+/// A state behind a lock, with a name and a microsecond clock.
 #[derive(Debug)]
 pub(crate) struct Locked<S> {
     pub(crate) name: Option<&'static str>,
     origin: Instant,
-    state: Mutex<S>,
+    state: StateLock<S>,
 }
 
 impl<S> Locked<S> {
@@ -77,7 +87,7 @@ impl<S> Locked<S> {
         Self {
             name,
             origin: Instant::now(),
-            state: Mutex::new(state),
+            state: StateLock::new(state),
         }
     }
 
@@ -94,8 +104,13 @@ impl<S> Locked<S> {
 impl<S: Settle> Lock for Locked<S> {
     type State = S;
 
+    #[inline]
     fn with<R>(&self, f: impl FnOnce(&mut S) -> R) -> R {
-        f(&mut lock(&self.state))
+        #[cfg(not(loom))]
+        let mut state = self.state.lock();
+        #[cfg(loom)]
+        let mut state = lock(&self.state);
+        f(&mut state)
     }
 
     fn now(&self) -> u64 {

@@ -150,6 +150,18 @@ impl<S: WaitStore> Permits<S> {
         self.grant(batch);
     }
 
+    /// Returns `permits` handed out before if nobody waits, and says
+    /// whether it did; with someone in line it changes nothing (then
+    /// [`give`](Self::give) hands them on).
+    pub fn give_if_idle(&mut self, permits: u32) -> bool {
+        if self.line.waiting() != 0 {
+            return false;
+        }
+        self.out = self.out.saturating_sub(permits);
+        self.free = self.free.saturating_add(permits);
+        true
+    }
+
     /// Adds `permits` new permits and grants the first in line (see
     /// [`give`](Self::give)).
     ///

@@ -338,7 +338,11 @@ where
 
 /// Returns `permits` to `semaphore`, waking whoever they go to.
 pub fn release<L: PermitLock + ?Sized>(semaphore: &L, permits: u32) {
-    with_batch(semaphore, |state, batch| state.give(permits, batch));
+    // Nobody waits (the common case): one pass, no batch of wakers to fill
+    // and walk. Someone waits: a second pass hands the permits on.
+    if !semaphore.with(|state| state.give_if_idle(permits)) {
+        with_batch(semaphore, |state, batch| state.give(permits, batch));
+    }
 }
 
 /// Adds `permits` new permits to `semaphore`, waking whoever they go to.

@@ -5,7 +5,9 @@
 //! itself a few requests with hyper's client (on the same executor), prints
 //! the replies and the reactor's figures, and exits.
 //! `cargo run --example http_server -- --serve 127.0.0.1:8080` serves until
-//! stopped (try `curl http://127.0.0.1:8080/hello`).
+//! Ctrl-C or SIGTERM (try `curl http://127.0.0.1:8080/hello`), then stops
+//! accepting, lets the connections in flight finish for up to two seconds,
+//! and prints the shutdown report.
 //! `--workers N` (before either) runs it all on a `MultiExecutor` of `N`
 //! workers instead of the current-thread `LocalExecutor`: the same code,
 //! its connections polled by whichever worker takes them.
@@ -24,6 +26,8 @@ use std::sync::Arc;
 
 use dinah::executor::{MultiConfig, MultiExecutor};
 use dinah::net::{TcpListener, TcpStream};
+use dinah::pool::ShutdownPolicy;
+use dinah::signal::{Signal, SignalKind};
 use dinah::{JoinHandle, LocalExecutor};
 
 use dinah_hyper::{HyperIo, HyperTimer};
@@ -65,6 +69,17 @@ impl Runtime {
         match self {
             Self::Local(executor) => executor.block_on(future),
             Self::Multi(executor) => executor.block_on(future),
+        }
+    }
+
+    fn shutdown_with(
+        &self,
+        policy: ShutdownPolicy,
+        deadline: Duration,
+    ) -> dinah::executor::ShutdownReport {
+        match self {
+            Self::Local(executor) => executor.shutdown_with(policy, deadline),
+            Self::Multi(executor) => executor.shutdown_with(policy, deadline),
         }
     }
 
@@ -121,6 +136,19 @@ async fn get(
     ))
 }
 
+/// Waits for Ctrl-C or SIGTERM, whichever comes first, and names it.
+async fn stop_signal() -> std::io::Result<SignalKind> {
+    let mut interrupt = Signal::new(SignalKind::interrupt())?;
+    let mut terminate = Signal::new(SignalKind::terminate())?;
+    Ok(std::future::poll_fn(|cx| {
+        if interrupt.poll_recv(cx).is_ready() {
+            return std::task::Poll::Ready(SignalKind::interrupt());
+        }
+        terminate.poll_recv(cx).map(|_| SignalKind::terminate())
+    })
+    .await)
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let workers: Option<usize> = match args.first().map(String::as_str) {
@@ -159,7 +187,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         workers.map_or("one thread".to_owned(), |n| format!("{n} workers"))
     );
     if serve_at.is_some() {
-        runtime.block_on(server)?;
+        let stopped_by = runtime.block_on(stop_signal())?;
+        // Stop accepting; the connections already accepted may finish.
+        server.cancel();
+        let _ = runtime.block_on(server);
+        println!("{stopped_by}: draining the connections in flight");
+        let report = runtime.shutdown_with(ShutdownPolicy::Drain, Duration::from_secs(2));
+        let finished = report.tasks.len() - report.cancelled_tasks;
+        println!(
+            "shutdown report: {} connections open at the signal, {finished} finished, {} cut off at the deadline",
+            report.tasks.len(),
+            report.left()
+        );
         return Ok(());
     }
     runtime.block_on(async {

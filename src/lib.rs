@@ -112,6 +112,15 @@ pub mod net {
     pub use dinah_std::net::*;
 }
 
+/// Ctrl-C and the process's other signals as futures, through the
+/// executor's reactor (Unix).
+///
+/// From `dinah_std::signal`.
+#[cfg(all(feature = "std", unix))]
+pub mod signal {
+    pub use dinah_std::signal::*;
+}
+
 /// Clocks, events and sinks, metrics, traces, observers, figures and
 /// diagnosis.
 ///

@@ -12,6 +12,7 @@
 //! | [`queue`] | [`BoundedQueue`] with a run-time capacity; [`run_until_empty`](queue::run_until_empty) and [`run_parallel`](queue::run_parallel) |
 //! | [`sync`] | [`CancellationHandle`], and [`Shared`](sync::Shared) with poisoning reported |
 //! | [`io`] and [`net`] | the reactor, and TCP and UDP sockets whose waits it wakes |
+//! | `signal` (Unix) | Ctrl-C and the process's other signals as futures, through the reactor |
 //! | [`telemetry`] | [`TelemetryConfig`], the host's clocks, the stall diagnosis, the timeline recorder |
 //!
 //! # Example
@@ -40,6 +41,8 @@ pub mod pool;
 mod primitives;
 pub mod queue;
 mod runtime;
+#[cfg(unix)]
+pub mod signal;
 pub mod sync;
 pub mod task;
 pub mod telemetry;

@@ -62,19 +62,20 @@ use crate::io::{Interest, Reactor, Registration, WaitKey};
 use crate::runtime::context;
 
 /// A `mio` source registered with a reactor; deregistered when dropped.
-struct Registered<S: mio::event::Source> {
-    source: S,
+/// (Sockets here, and the signal listeners of [`signal`](crate::signal).)
+pub(crate) struct Registered<S: mio::event::Source> {
+    pub(crate) source: S,
     registration: Registration,
 }
 
 impl<S: mio::event::Source> Registered<S> {
     /// Registers `source` with the reactor of the executor on this thread.
-    fn new(source: S, label: String) -> io::Result<Self> {
+    pub(crate) fn new(source: S, label: String) -> io::Result<Self> {
         Self::with(context::current_reactor()?, source, label)
     }
 
     /// Registers `source` with `reactor`.
-    fn with(reactor: Arc<Reactor>, mut source: S, label: String) -> io::Result<Self> {
+    pub(crate) fn with(reactor: Arc<Reactor>, mut source: S, label: String) -> io::Result<Self> {
         let (token, io) = reactor.register(&mut source, label.into())?;
         Ok(Self {
             source,
@@ -85,7 +86,7 @@ impl<S: mio::event::Source> Registered<S> {
     /// Runs `op` once `interest` is ready (see [`Registration::poll_io`]),
     /// for a `poll_*` call: its waker stays among the waiters until the
     /// next readiness in that direction.
-    fn poll_io<R>(
+    pub(crate) fn poll_io<R>(
         &self,
         cx: &mut Context<'_>,
         interest: Interest,

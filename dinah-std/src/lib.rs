@@ -11,7 +11,7 @@
 //! | [`task`] | [`JoinHandle`] and [`JoinError`]: one handle for every runtime above |
 //! | [`queue`] | [`BoundedQueue`] with a run-time capacity; [`run_until_empty`](queue::run_until_empty) and [`run_parallel`](queue::run_parallel) |
 //! | [`sync`] | [`CancellationHandle`], and [`Shared`](sync::Shared) with poisoning reported |
-//! | [`io`] and [`net`] | the reactor, and TCP and UDP sockets whose waits it wakes |
+//! | [`io`] and [`net`] | the reactor, and TCP, UDP and Unix domain sockets whose waits it wakes |
 //! | `signal` (Unix) | Ctrl-C and the process's other signals as futures, through the reactor |
 //! | [`telemetry`] | [`TelemetryConfig`], the host's clocks, the stall diagnosis, the timeline recorder |
 //!

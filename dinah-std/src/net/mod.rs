@@ -1,5 +1,5 @@
-//! TCP and UDP sockets whose waits the executor's reactor wakes (see
-//! [`io`](crate::io)).
+//! TCP, UDP and (on Unix) Unix domain sockets whose waits the executor's
+//! reactor wakes (see [`io`](crate::io)).
 //!
 //! Each socket registers with the reactor of the executor on this thread
 //! when it is made (or converted with `from_std`), and deregisters when
@@ -48,11 +48,16 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod stream;
 mod tcp;
 mod udp;
+#[cfg(unix)]
+mod unix;
 
 pub use tcp::{TcpListener, TcpStream};
 pub use udp::UdpSocket;
+#[cfg(unix)]
+pub use unix::{UnixDatagram, UnixListener, UnixStream};
 
 use std::io;
 use std::sync::Arc;
@@ -98,7 +103,7 @@ impl<S: mio::event::Source> Registered<S> {
     /// [`poll_io`](Self::poll_io) for a stream's read or write, which
     /// `drained` says emptied the socket's buffer (see
     /// [`Registration::poll_io`]).
-    fn poll_io_part<R>(
+    pub(crate) fn poll_io_part<R>(
         &self,
         cx: &mut Context<'_>,
         interest: Interest,
@@ -124,7 +129,7 @@ impl<S: mio::event::Source> Registered<S> {
 
     /// An `async` operation's wait in `interest`: dropped before the
     /// operation completes, it takes its waker back out.
-    fn wait(&self, interest: Interest) -> Waiting<'_, S> {
+    pub(crate) fn wait(&self, interest: Interest) -> Waiting<'_, S> {
         Waiting {
             on: self,
             interest,
@@ -138,7 +143,7 @@ impl<S: mio::event::Source> Registered<S> {
 }
 
 /// One `async` operation's place among a source's waiters.
-struct Waiting<'a, S: mio::event::Source> {
+pub(crate) struct Waiting<'a, S: mio::event::Source> {
     on: &'a Registered<S>,
     interest: Interest,
     key: WaitKey,
@@ -146,7 +151,7 @@ struct Waiting<'a, S: mio::event::Source> {
 
 impl<S: mio::event::Source> Waiting<'_, S> {
     /// Runs `op` once the direction is ready, waiting under this key.
-    fn poll<R>(
+    pub(crate) fn poll<R>(
         &mut self,
         cx: &mut Context<'_>,
         op: impl FnMut(&S) -> io::Result<R>,
@@ -156,7 +161,7 @@ impl<S: mio::event::Source> Waiting<'_, S> {
 
     /// [`poll`](Self::poll) for a stream's read or write, which `drained`
     /// says emptied the socket's buffer.
-    fn poll_part<R>(
+    pub(crate) fn poll_part<R>(
         &mut self,
         cx: &mut Context<'_>,
         mut op: impl FnMut(&S) -> io::Result<R>,

@@ -3,8 +3,8 @@
 
 use std::fmt;
 use std::future::poll_fn;
-use std::io::{self, Read, Write};
-use std::net::{Shutdown, SocketAddr};
+use std::io;
+use std::net::SocketAddr;
 use std::task::{Context, Poll};
 
 use super::Registered;
@@ -144,23 +144,10 @@ impl TcpStream {
         let stream = Self::register(crate::runtime::context::current_reactor()?, stream)?;
         // Connected when writable, and then the error (if any) is the
         // connection's.
-        let mut wait = stream.inner.wait(Interest::Write);
-        poll_fn(|cx| {
-            wait.poll(cx, |socket| {
-                if let Some(error) = socket.take_error()? {
-                    return Err(error);
-                }
-                match socket.peer_addr() {
-                    Ok(_) => Ok(()),
-                    Err(error) if error.kind() == io::ErrorKind::NotConnected => {
-                        Err(io::ErrorKind::WouldBlock.into())
-                    }
-                    Err(error) => Err(error),
-                }
-            })
+        super::stream::connected(&stream.inner, mio::net::TcpStream::take_error, |socket| {
+            socket.peer_addr().map(drop)
         })
         .await?;
-        drop(wait);
         Ok(stream)
     }
 
@@ -179,90 +166,7 @@ impl TcpStream {
         )
     }
 
-    /// Reads what is there into `buf`: at least one byte, or 0 at the end
-    /// of the stream (or for an empty `buf`).
-    ///
-    /// Cancel safe: dropped before it completes, nothing was read.
-    ///
-    /// # Errors
-    ///
-    /// The OS's (for example `ConnectionReset`).
-    pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        let mut wait = self.inner.wait(Interest::Read);
-        let len = buf.len();
-        poll_fn(|cx| wait.poll_part(cx, |mut socket| socket.read(buf), short_of(len))).await
-    }
-
-    /// Writes some of `buf`: how much was taken.
-    ///
-    /// Cancel safe: dropped before it completes, nothing was written.
-    ///
-    /// # Errors
-    ///
-    /// The OS's (for example `BrokenPipe`).
-    pub async fn write(&self, buf: &[u8]) -> io::Result<usize> {
-        let mut wait = self.inner.wait(Interest::Write);
-        let len = buf.len();
-        poll_fn(|cx| wait.poll_part(cx, |mut socket| socket.write(buf), short_of(len))).await
-    }
-
-    /// Writes all of `buf`.
-    ///
-    /// Not cancel safe: dropped part way, some of `buf` may have been sent.
-    ///
-    /// # Errors
-    ///
-    /// The OS's; `WriteZero` if the socket took nothing.
-    pub async fn write_all(&self, mut buf: &[u8]) -> io::Result<()> {
-        while !buf.is_empty() {
-            let n = self.write(buf).await?;
-            if n == 0 {
-                return Err(io::ErrorKind::WriteZero.into());
-            }
-            buf = &buf[n..];
-        }
-        Ok(())
-    }
-
-    /// [`read`](Self::read) as a poll.
-    ///
-    /// # Errors
-    ///
-    /// As [`read`](Self::read).
-    pub fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        let len = buf.len();
-        self.inner.poll_io_part(
-            cx,
-            Interest::Read,
-            |mut socket| socket.read(buf),
-            short_of(len),
-        )
-    }
-
-    /// [`write`](Self::write) as a poll.
-    ///
-    /// # Errors
-    ///
-    /// As [`write`](Self::write).
-    pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        let len = buf.len();
-        self.inner.poll_io_part(
-            cx,
-            Interest::Write,
-            |mut socket| socket.write(buf),
-            short_of(len),
-        )
-    }
-
-    /// Shuts down the read half, the write half (the peer reads the end of
-    /// the stream) or both.
-    ///
-    /// # Errors
-    ///
-    /// The OS's (for example `NotConnected`).
-    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
-        self.inner.source.shutdown(how)
-    }
+    super::stream::stream_io!();
 
     /// The peer's address.
     ///
@@ -308,70 +212,4 @@ impl fmt::Debug for TcpStream {
 }
 
 #[cfg(feature = "futures-io")]
-mod traits {
-    //! `futures-io`'s traits, on `&TcpStream` (reads and writes take
-    //! `&self`) and, through it, on `TcpStream`.
-    use std::pin::Pin;
-
-    use super::{Context, Poll, Shutdown, TcpStream, io};
-
-    impl futures_io::AsyncRead for &TcpStream {
-        fn poll_read(
-            self: Pin<&mut Self>,
-            cx: &mut Context<'_>,
-            buf: &mut [u8],
-        ) -> Poll<io::Result<usize>> {
-            TcpStream::poll_read(&self, cx, buf)
-        }
-    }
-
-    impl futures_io::AsyncWrite for &TcpStream {
-        fn poll_write(
-            self: Pin<&mut Self>,
-            cx: &mut Context<'_>,
-            buf: &[u8],
-        ) -> Poll<io::Result<usize>> {
-            TcpStream::poll_write(&self, cx, buf)
-        }
-        /// Nothing is buffered here.
-        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-            Poll::Ready(Ok(()))
-        }
-        /// Shuts down the write half.
-        fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
-            Poll::Ready(self.shutdown(Shutdown::Write))
-        }
-    }
-
-    impl futures_io::AsyncRead for TcpStream {
-        fn poll_read(
-            self: Pin<&mut Self>,
-            cx: &mut Context<'_>,
-            buf: &mut [u8],
-        ) -> Poll<io::Result<usize>> {
-            Pin::new(&mut &*self).poll_read(cx, buf)
-        }
-    }
-
-    impl futures_io::AsyncWrite for TcpStream {
-        fn poll_write(
-            self: Pin<&mut Self>,
-            cx: &mut Context<'_>,
-            buf: &[u8],
-        ) -> Poll<io::Result<usize>> {
-            Pin::new(&mut &*self).poll_write(cx, buf)
-        }
-        fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-            Pin::new(&mut &*self).poll_flush(cx)
-        }
-        fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-            Pin::new(&mut &*self).poll_close(cx)
-        }
-    }
-}
-
-/// Whether a read or write of `len` bytes that moved `n` emptied the
-/// socket's buffer (or filled it): it moved some, but less than `len`.
-fn short_of(len: usize) -> impl Fn(&usize) -> bool {
-    move |&n| n > 0 && n < len
-}
+super::stream::futures_io_traits!(TcpStream);

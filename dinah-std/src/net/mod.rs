@@ -48,6 +48,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod datagram;
 mod stream;
 mod tcp;
 mod udp;

@@ -305,40 +305,7 @@ impl UnixDatagram {
         poll_fn(|cx| wait.poll(cx, |socket| socket.send_to(buf, path))).await
     }
 
-    /// Receives one datagram into `buf`: its length (cut to `buf`'s) and
-    /// sender.
-    ///
-    /// Cancel safe: dropped before it completes, no datagram was taken.
-    ///
-    /// # Errors
-    ///
-    /// The OS's.
-    pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        let mut wait = self.inner.wait(Interest::Read);
-        poll_fn(|cx| wait.poll(cx, |socket| socket.recv_from(buf))).await
-    }
-
-    /// Sends `buf` to the [connected](Self::connect) peer.
-    ///
-    /// # Errors
-    ///
-    /// The OS's; `NotConnected` without a peer.
-    pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        let mut wait = self.inner.wait(Interest::Write);
-        poll_fn(|cx| wait.poll(cx, |socket| socket.send(buf))).await
-    }
-
-    /// Receives one datagram from the [connected](Self::connect) peer.
-    ///
-    /// Cancel safe, as [`recv_from`](Self::recv_from).
-    ///
-    /// # Errors
-    ///
-    /// The OS's.
-    pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        let mut wait = self.inner.wait(Interest::Read);
-        poll_fn(|cx| wait.poll(cx, |socket| socket.recv(buf))).await
-    }
+    super::datagram::datagram_io!(SocketAddr);
 }
 
 impl fmt::Debug for UnixDatagram {

@@ -27,8 +27,10 @@ use std::sync::Arc;
 use dinah::executor::{MultiConfig, MultiExecutor};
 use dinah::net::{TcpListener, TcpStream};
 use dinah::pool::ShutdownPolicy;
-use dinah::signal::{Signal, SignalKind};
+#[path = "support/stop.rs"]
+mod stop;
 use dinah::{JoinHandle, LocalExecutor};
+use stop::Stop;
 
 use dinah_hyper::{HyperIo, HyperTimer};
 
@@ -136,19 +138,6 @@ async fn get(
     ))
 }
 
-/// Waits for Ctrl-C or SIGTERM, whichever comes first, and names it.
-async fn stop_signal() -> std::io::Result<SignalKind> {
-    let mut interrupt = Signal::new(SignalKind::interrupt())?;
-    let mut terminate = Signal::new(SignalKind::terminate())?;
-    Ok(std::future::poll_fn(|cx| {
-        if interrupt.poll_recv(cx).is_ready() {
-            return std::task::Poll::Ready(SignalKind::interrupt());
-        }
-        terminate.poll_recv(cx).map(|_| SignalKind::terminate())
-    })
-    .await)
-}
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let workers: Option<usize> = match args.first().map(String::as_str) {
@@ -187,7 +176,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         workers.map_or("one thread".to_owned(), |n| format!("{n} workers"))
     );
     if serve_at.is_some() {
-        let stopped_by = runtime.block_on(stop_signal())?;
+        let stopped_by = runtime.block_on(async {
+            let mut stop = Stop::new()?;
+            Ok::<_, std::io::Error>(stop.wait().await)
+        })?;
         // Stop accepting; the connections already accepted may finish.
         server.cancel();
         let _ = runtime.block_on(server);

@@ -9,10 +9,14 @@
 //! handler hands its CPU work to a 2-thread pool with `spawn(..).await`,
 //! which waits for room instead of failing when the pool's queue is full.
 //! At the end the figures of the channel, the semaphore and the pool say
-//! where the backpressure was.
+//! where the backpressure was. Ctrl-C or SIGTERM stops the intake early;
+//! the requests already sent are still handled, and the draining shutdown
+//! reports every task.
 //!
 //! Run it with `cargo run --example pipeline`.
 
+use std::future::Future;
+use std::task::Poll;
 use std::time::Duration;
 
 use dinah::executor::ExecutorConfig;
@@ -21,6 +25,10 @@ use dinah::sync::{SharedSemaphore, mpsc};
 use dinah::task::ChildEnd;
 use dinah::telemetry::TelemetryConfig;
 use dinah::{CoreConfig, LocalExecutor, WorkerPool};
+
+#[path = "support/stop.rs"]
+mod stop;
+use stop::Stop;
 
 const REQUESTS: u64 = 24;
 
@@ -39,12 +47,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let in_flight = SharedSemaphore::named("requests in flight", 3);
 
     let ingest = executor.try_spawn_named("ingest", async move {
+        // Ctrl-C or SIGTERM stops the intake; what was sent still drains.
+        let mut stop = Stop::new().map_err(|e| e.to_string())?;
+        let mut sent = 0;
         for request in 0..REQUESTS {
             // Waits while the intake is full: the producer slows down.
-            if intake.send(request).await.is_err() {
+            let mut send = std::pin::pin!(intake.send(request));
+            let stopped = std::future::poll_fn(|cx| {
+                if let Poll::Ready(kind) = stop.poll_stop(cx) {
+                    return Poll::Ready(Some(kind));
+                }
+                send.as_mut().poll(cx).map(|_| None)
+            })
+            .await;
+            if let Some(kind) = stopped {
+                println!("{kind}: no more requests; draining the {sent} sent");
                 break;
             }
+            sent += 1;
         }
+        Ok::<u64, String>(sent)
     })?;
 
     let spawner = cpu.spawner();
@@ -76,11 +98,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     let (total, intake) = executor.block_on(dispatch)??;
-    executor.block_on(ingest)?;
-    let expected = (0..REQUESTS)
+    let sent = executor.block_on(ingest)??;
+    let expected = (0..sent)
         .map(checksum)
         .fold(0u64, |acc, sum| acc.wrapping_add(sum));
-    println!("{REQUESTS} requests handled; checksum {total:#x} (expected {expected:#x})");
+    println!("{sent} requests handled; checksum {total:#x} (expected {expected:#x})");
     assert_eq!(total, expected);
 
     println!(

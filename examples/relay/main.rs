@@ -17,6 +17,8 @@
 //! cargo run --example relay                       # 3 producers, 30 events each
 //! cargo run --example relay -- --trace relay.json # and write the timeline
 //! cargo run --example relay -- --workers 2        # on a MultiExecutor of 2 workers
+//! cargo run --example relay -- --serve            # no built-in producers: serve until
+//!                                                 # Ctrl-C or SIGTERM, then stop and report
 //! ```
 //!
 //! Open the timeline (default `target/relay.trace.json`) in
@@ -31,6 +33,8 @@ mod adapter;
 mod app;
 mod domain;
 mod ports;
+#[path = "../support/stop.rs"]
+mod stop;
 mod upstream;
 
 use std::io::{BufRead, BufReader, Write};
@@ -44,12 +48,17 @@ const EVENTS: u64 = 30;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut trace = "target/relay.trace.json".to_owned();
     let mut workers = None;
+    let mut serve = false;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
+        if flag == "--serve" {
+            serve = true;
+            continue;
+        }
         match (flag.as_str(), args.next()) {
             ("--trace", Some(path)) => trace = path,
             ("--workers", Some(n)) => workers = Some(n.parse::<usize>()?),
-            _ => return Err("usage: relay [--trace PATH] [--workers N]".into()),
+            _ => return Err("usage: relay [--trace PATH] [--workers N] [--serve]".into()),
         }
     }
     let timeline = Arc::new(Recorder::new(1 << 18)?);
@@ -73,7 +82,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => println!("relay on {}, upstream on {upstream_addr}", relay.addr),
     }
 
-    let producers: Vec<_> = (0..PRODUCERS as u64)
+    let producers: Vec<_> = (0..if serve { 0 } else { PRODUCERS as u64 })
         .map(|producer| {
             let addr = relay.addr;
             std::thread::spawn(move || -> std::io::Result<u64> {
@@ -98,6 +107,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let acked = handle.join().map_err(|_| "a producer panicked")??;
         println!("producer {producer}: {acked} of {EVENTS} events acknowledged");
     }
+    if serve {
+        println!(
+            "serving: send lines `ID TEXT` to {}; Ctrl-C or SIGTERM stops it",
+            relay.addr
+        );
+        // The relay runs on its own thread; this one only listens.
+        let listener = dinah::LocalExecutor::new();
+        let stopped_by = listener.block_on(async {
+            let mut stop = stop::Stop::new()?;
+            Ok::<_, std::io::Error>(stop.wait().await)
+        })?;
+        println!("{stopped_by}: stopping the relay (its batches are committed first)");
+    }
     let mut verdicts = relay.monitor.diagnose(&Thresholds::default());
     verdicts.extend(relay.pool.diagnose(&Thresholds::default()));
     println!("diagnosis: {verdicts:?}");
@@ -121,7 +143,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut file = std::fs::File::create(&trace)?;
     timeline.write_chrome_trace(&mut file)?;
     println!("timeline: {trace} (open it in ui.perfetto.dev)");
-    if report.tally.committed != PRODUCERS as u64 * EVENTS {
+    if !serve && report.tally.committed != PRODUCERS as u64 * EVENTS {
         return Err("not every event was committed".into());
     }
     Ok(())

@@ -31,7 +31,7 @@ fn requests_are_served_over_kept_alive_connections() {
     const CONNECTIONS: usize = 2;
     const REQUESTS: usize = 5;
     let executor = LocalExecutor::new();
-    let listener = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let spawner = executor.local_spawner();
     let server = executor
@@ -96,7 +96,7 @@ fn a_client_that_sends_no_headers_is_timed_out_on_dinahs_timers() {
         ..ExecutorConfig::default()
     })
     .unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let timer = HyperTimer::new(executor.timer());
     let outcome = executor.block_on(async {
@@ -130,7 +130,7 @@ fn multi_executor_serves_concurrent_clients_over_hyper() {
     .unwrap();
     let handle = executor.handle();
     let listener = executor
-        .block_on(async { TcpListener::bind("127.0.0.1:0".parse().unwrap()) })
+        .block_on(async { TcpListener::bind("127.0.0.1:0") })
         .unwrap();
     let addr = listener.local_addr().unwrap();
     let timer = HyperTimer::new(executor.timer());
@@ -217,7 +217,7 @@ fn multi_executor_serves_concurrent_clients_over_hyper() {
 #[test]
 fn a_body_larger_than_the_read_buffer_arrives_whole() {
     let executor = LocalExecutor::new();
-    let listener = TcpListener::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let spawner = executor.local_spawner();
     let body: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
@@ -272,7 +272,7 @@ fn http2_on_a_multi_executor_runs_its_connection_tasks_on_the_hyper_executor() {
     let handle = executor.handle();
     let hyper_executor = HyperExecutor::multi(handle.clone());
     let listener = executor
-        .block_on(async { TcpListener::bind("127.0.0.1:0".parse().unwrap()) })
+        .block_on(async { TcpListener::bind("127.0.0.1:0") })
         .unwrap();
     let addr = listener.local_addr().unwrap();
     let timer = HyperTimer::new(executor.timer());

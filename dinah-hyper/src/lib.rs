@@ -26,7 +26,7 @@
 //! }
 //!
 //! async fn serve(spawner: Spawner) -> std::io::Result<()> {
-//!     let listener = TcpListener::bind("127.0.0.1:8080".parse().unwrap())?;
+//!     let listener = TcpListener::bind("127.0.0.1:8080")?;
 //!     let timer = HyperTimer::current();
 //!     loop {
 //!         let (stream, _) = listener.accept().await?;

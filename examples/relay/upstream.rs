@@ -37,7 +37,7 @@ pub(crate) fn start() -> std::io::Result<(SocketAddr, Arc<Store>)> {
             .name("upstream".to_owned())
             .spawn(move || {
                 let executor = LocalExecutor::new();
-                let listener = match TcpListener::bind("127.0.0.1:0".parse().unwrap()) {
+                let listener = match TcpListener::bind("127.0.0.1:0") {
                     Ok(listener) => listener,
                     Err(error) => return drop(ready_tx.send(Err(error))),
                 };

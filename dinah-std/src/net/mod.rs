@@ -8,9 +8,12 @@
 //! implements `AsyncRead` and `AsyncWrite`, so codecs and protocols
 //! written for those traits work on it.
 //!
-//! Addresses are [`SocketAddr`](std::net::SocketAddr)s: nothing here
-//! resolves names (which would block the executor's thread). Resolve on a
-//! [`BlockingPool`](crate::BlockingPool) first.
+//! Addresses are anything [`ToSocketAddrs`] takes: a `SocketAddr`, a
+//! literal string (`"127.0.0.1:8080"`), or a name (`"localhost:8080"`).
+//! `connect` and `send_to` resolve a name with [`lookup_host`], on the
+//! resolver pool, never on the executor's thread; `bind`, which does not
+//! wait, takes literals only (a name there is refused as `InvalidInput`:
+//! resolve it first).
 //!
 //! # Example
 //!
@@ -22,7 +25,7 @@
 //!
 //! let executor = LocalExecutor::new();
 //! // Sockets register with the executor made (or entered) on this thread.
-//! let listener = TcpListener::bind("127.0.0.1:0".parse()?)?;
+//! let listener = TcpListener::bind("127.0.0.1:0")?;
 //! let addr = listener.local_addr()?;
 //! let server = executor
 //!     .try_spawn(async move {
@@ -49,12 +52,14 @@
 #![forbid(unsafe_code)]
 
 mod datagram;
+mod resolve;
 mod stream;
 mod tcp;
 mod udp;
 #[cfg(unix)]
 mod unix;
 
+pub use resolve::{RESOLVER_QUEUE, RESOLVER_THREADS, ToSocketAddrs, lookup_host};
 pub use tcp::{TcpListener, TcpStream};
 pub use udp::UdpSocket;
 #[cfg(unix)]

@@ -8,6 +8,7 @@ use std::net::SocketAddr;
 use std::task::{Context, Poll};
 
 use super::Registered;
+use super::resolve::{ToSocketAddrs, first_ok, known_addrs, lookup_host, no_addresses};
 use crate::io::Interest;
 
 /// A TCP socket listening for connections, on the executor's reactor.
@@ -26,14 +27,17 @@ pub struct TcpListener {
 impl TcpListener {
     /// Binds to `addr` (port 0: one the OS picks; see
     /// [`local_addr`](Self::local_addr)) and registers with the reactor of
-    /// the executor on this thread.
+    /// the executor on this thread. Of several addresses, the first that
+    /// binds.
     ///
     /// # Errors
     ///
-    /// The OS's, or an error when no executor was made or entered on this
-    /// thread.
-    pub fn bind(addr: SocketAddr) -> io::Result<Self> {
-        Self::from_std(std::net::TcpListener::bind(addr)?)
+    /// The OS's; `InvalidInput` for a name (this call does not wait for a
+    /// lookup: [`lookup_host`](super::lookup_host) first); an error when
+    /// no executor was made or entered on this thread.
+    pub fn bind(addr: impl ToSocketAddrs) -> io::Result<Self> {
+        let addrs = known_addrs(&addr)?;
+        Self::from_std(first_ok(addrs, std::net::TcpListener::bind)?)
     }
 
     /// Takes over a bound `std` listener: sets it non-blocking and
@@ -133,13 +137,27 @@ impl TcpStream {
         })
     }
 
-    /// Connects to `addr`, waiting without blocking the thread.
+    /// Connects to `addr`, waiting without blocking the thread: a name is
+    /// looked up first ([`lookup_host`](super::lookup_host)), and its
+    /// addresses are tried in turn until one connects.
     ///
     /// # Errors
     ///
-    /// The OS's (for example `ConnectionRefused`), or an error when no
-    /// executor was made or entered on this thread.
-    pub async fn connect(addr: SocketAddr) -> io::Result<Self> {
+    /// The OS's for the last address tried (for example
+    /// `ConnectionRefused`), the lookup's, or an error when no executor was
+    /// made or entered on this thread.
+    pub async fn connect(addr: impl ToSocketAddrs) -> io::Result<Self> {
+        let mut last = None;
+        for addr in lookup_host(addr).await? {
+            match Self::connect_one(addr).await {
+                Ok(stream) => return Ok(stream),
+                Err(error) => last = Some(error),
+            }
+        }
+        Err(last.unwrap_or_else(no_addresses))
+    }
+
+    async fn connect_one(addr: SocketAddr) -> io::Result<Self> {
         let stream = mio::net::TcpStream::connect(addr)?;
         let stream = Self::register(crate::runtime::context::current_reactor()?, stream)?;
         // Connected when writable, and then the error (if any) is the

@@ -8,6 +8,7 @@ use std::net::SocketAddr;
 use std::task::{Context, Poll};
 
 use super::Registered;
+use super::resolve::{ToSocketAddrs, first_ok, known_addrs, lookup_host, no_addresses};
 use crate::io::Interest;
 
 /// A UDP socket on the executor's reactor.
@@ -24,15 +25,17 @@ pub struct UdpSocket {
 }
 
 impl UdpSocket {
-    /// Binds to `addr` and registers with the reactor of the executor on
-    /// this thread.
+    /// Binds to `addr` (the first of its addresses that binds) and
+    /// registers with the reactor of the executor on this thread.
     ///
     /// # Errors
     ///
-    /// The OS's, or an error when no executor was made or entered on this
-    /// thread.
-    pub fn bind(addr: SocketAddr) -> io::Result<Self> {
-        Self::from_std(std::net::UdpSocket::bind(addr)?)
+    /// The OS's; `InvalidInput` for a name (this call does not wait for a
+    /// lookup: [`lookup_host`](super::lookup_host) first); an error when
+    /// no executor was made or entered on this thread.
+    pub fn bind(addr: impl ToSocketAddrs) -> io::Result<Self> {
+        let addrs = known_addrs(&addr)?;
+        Self::from_std(first_ok(addrs, std::net::UdpSocket::bind)?)
     }
 
     /// Takes over a bound `std` socket: sets it non-blocking and registers
@@ -59,21 +62,26 @@ impl UdpSocket {
     }
 
     /// Sets the one peer [`send`](Self::send) goes to and
-    /// [`recv`](Self::recv) accepts from.
+    /// [`recv`](Self::recv) accepts from (the first of `addr`'s addresses
+    /// the OS takes).
     ///
     /// # Errors
     ///
-    /// The OS's.
-    pub fn connect(&self, addr: SocketAddr) -> io::Result<()> {
-        self.inner.source.connect(addr)
+    /// The OS's; `InvalidInput` for a name, as [`bind`](Self::bind).
+    pub fn connect(&self, addr: impl ToSocketAddrs) -> io::Result<()> {
+        let addrs = known_addrs(&addr)?;
+        first_ok(addrs, |addr| self.inner.source.connect(addr))
     }
 
-    /// Sends `buf` as one datagram to `target`: how many bytes went.
+    /// Sends `buf` as one datagram to `target` (a name is looked up
+    /// first, and the datagram goes to its first address of this socket's
+    /// family, IPv4 or IPv6, or else its first): how many bytes went.
     ///
     /// # Errors
     ///
-    /// The OS's (for example a datagram too large).
-    pub async fn send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
+    /// The OS's (for example a datagram too large), or the lookup's.
+    pub async fn send_to(&self, buf: &[u8], target: impl ToSocketAddrs) -> io::Result<usize> {
+        let target = same_family(lookup_host(target).await?, self.local_addr()?)?;
         let mut wait = self.inner.wait(Interest::Write);
         poll_fn(|cx| wait.poll(cx, |socket| socket.send_to(buf, target))).await
     }
@@ -114,4 +122,15 @@ impl fmt::Debug for UdpSocket {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("UdpSocket").field(&self.inner).finish()
     }
+}
+
+/// The first of `addrs` in `local`'s family (IPv4 or IPv6), or else the
+/// first.
+fn same_family(addrs: Vec<SocketAddr>, local: SocketAddr) -> io::Result<SocketAddr> {
+    addrs
+        .iter()
+        .find(|addr| addr.is_ipv4() == local.is_ipv4())
+        .or_else(|| addrs.first())
+        .copied()
+        .ok_or_else(no_addresses)
 }

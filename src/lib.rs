@@ -112,6 +112,15 @@ pub mod net {
     pub use dinah_std::net::*;
 }
 
+/// Files without blocking an executor's thread: operations on paths and an
+/// async `File`, on the process's I/O pool.
+///
+/// From `dinah_std::fs`.
+#[cfg(feature = "std")]
+pub mod fs {
+    pub use dinah_std::fs::*;
+}
+
 /// Ctrl-C and the process's other signals as futures, through the
 /// executor's reactor (Unix).
 ///

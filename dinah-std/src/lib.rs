@@ -12,6 +12,7 @@
 //! | [`queue`] | [`BoundedQueue`] with a run-time capacity; [`run_until_empty`](queue::run_until_empty) and [`run_parallel`](queue::run_parallel) |
 //! | [`sync`] | [`CancellationHandle`], and [`Shared`](sync::Shared) with poisoning reported |
 //! | [`io`] and [`net`] | the reactor, and TCP, UDP and Unix domain sockets whose waits it wakes |
+//! | [`fs`] | files: the common operations on paths and an async `File`, on the process's I/O pool |
 //! | `signal` (Unix) | Ctrl-C and the process's other signals as futures, through the reactor |
 //! | [`telemetry`] | [`TelemetryConfig`], the host's clocks, the stall diagnosis, the timeline recorder |
 //!
@@ -33,6 +34,7 @@
 #![deny(missing_docs)]
 
 pub mod executor;
+pub mod fs;
 pub mod io;
 #[cfg(not(loom))]
 mod multi;

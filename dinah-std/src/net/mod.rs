@@ -11,7 +11,7 @@
 //! Addresses are anything [`ToSocketAddrs`] takes: a `SocketAddr`, a
 //! literal string (`"127.0.0.1:8080"`), or a name (`"localhost:8080"`).
 //! `connect` and `send_to` resolve a name with [`lookup_host`], on the
-//! resolver pool, never on the executor's thread; `bind`, which does not
+//! process's I/O pool, never on the executor's thread; `bind`, which does not
 //! wait, takes literals only (a name there is refused as `InvalidInput`:
 //! resolve it first).
 //!
@@ -59,7 +59,7 @@ mod udp;
 #[cfg(unix)]
 mod unix;
 
-pub use resolve::{RESOLVER_QUEUE, RESOLVER_THREADS, ToSocketAddrs, lookup_host};
+pub use resolve::{ToSocketAddrs, lookup_host};
 pub use tcp::{TcpListener, TcpStream};
 pub use udp::UdpSocket;
 #[cfg(unix)]

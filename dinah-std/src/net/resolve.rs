@@ -1,20 +1,10 @@
 //! Names: [`ToSocketAddrs`], what the sockets accept as an address, and
-//! [`lookup_host`], which resolves a name on the resolver pool, off the
+//! [`lookup_host`], which resolves a name on the process's I/O pool, off the
 //! executor's thread.
 #![forbid(unsafe_code)]
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
-use std::sync::OnceLock;
-use std::time::Duration;
-
-use crate::pool::{BlockingConfig, BlockingPool};
-
-/// Threads the resolver pool may run at once (lookups in flight).
-pub const RESOLVER_THREADS: usize = 4;
-/// Lookups the resolver pool queues beyond those it runs; a lookup past
-/// them waits for room (it is not refused).
-pub const RESOLVER_QUEUE: usize = 64;
 
 /// An address as the caller gave it: known already, or a name to look up.
 #[derive(Debug)]
@@ -36,7 +26,7 @@ mod sealed {
 ///
 /// A literal (`"127.0.0.1:8080"`, `("::1", 80)`) is parsed where it is
 /// given. A name (`"localhost:8080"`) is resolved by
-/// [`lookup_host`] on the resolver pool, so that the operating system's
+/// [`lookup_host`] on the process's I/O pool, so that the operating system's
 /// lookup, which blocks, never runs on an executor's thread.
 ///
 /// Sealed: dinah implements it for the types above and references to
@@ -116,23 +106,10 @@ impl<T: ToSocketAddrs + ?Sized> ToSocketAddrs for &T {
     }
 }
 
-/// The process's resolver pool: made on the first lookup of a name, kept
-/// for the process's life; its threads leave after ten idle seconds.
-fn resolver() -> io::Result<&'static BlockingPool> {
-    static RESOLVER: OnceLock<BlockingPool> = OnceLock::new();
-    if let Some(pool) = RESOLVER.get() {
-        return Ok(pool);
-    }
-    let config =
-        BlockingConfig::new(RESOLVER_THREADS, RESOLVER_QUEUE).keep_alive(Duration::from_secs(10));
-    let pool = BlockingPool::new(config).map_err(io::Error::other)?;
-    // A second maker loses the race; its pool (no thread started) drops.
-    Ok(RESOLVER.get_or_init(|| pool))
-}
-
 /// The addresses `addr` stands for: a literal at once, a name through the
-/// operating system's resolver, run on the resolver pool
-/// ([`RESOLVER_THREADS`] threads, [`RESOLVER_QUEUE`] queued; a lookup past
+/// operating system's resolver, run on the process's I/O pool
+/// ([`IO_POOL_THREADS`](crate::pool::IO_POOL_THREADS) threads,
+/// [`IO_POOL_QUEUE`](crate::pool::IO_POOL_QUEUE) queued; a lookup past
 /// both waits for room), never on the executor's thread.
 ///
 /// Cancel safe in effect: dropped while it waits, the lookup it started
@@ -147,12 +124,10 @@ pub async fn lookup_host(addr: impl ToSocketAddrs) -> io::Result<Vec<SocketAddr>
     match addr.to_addrs() {
         Addrs::Known(addrs) => Ok(addrs),
         Addrs::Name(name) => {
-            let lookup =
-                move || std::net::ToSocketAddrs::to_socket_addrs(&name).map(Iterator::collect);
-            let job = resolver()?.spawn(lookup).await.map_err(|refused| {
-                io::Error::other(format!("the resolver pool refused: {refused}"))
-            })?;
-            job.await.map_err(io::Error::other)?
+            crate::pool::run_on_io_pool(move || {
+                std::net::ToSocketAddrs::to_socket_addrs(&name).map(Iterator::collect)
+            })
+            .await
         }
     }
 }

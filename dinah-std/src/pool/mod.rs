@@ -51,6 +51,7 @@
 //! | `owner.rs` | what both pools own, and how dropping one drains it |
 //! | `spin.rs` | how long an idle thread looks for work before it sleeps |
 //! | `probe.rs`, `monitor.rs` | telemetry, and [`PoolMonitor`] |
+//! | `io_pool.rs` | the process's I/O pool, for dinah's own blocking calls (names, files), and [`io_pool_stats`] |
 #![forbid(unsafe_code)]
 
 mod admission;
@@ -58,6 +59,7 @@ mod batch;
 mod blocking;
 mod config;
 mod engine;
+mod io_pool;
 mod job;
 mod monitor;
 mod owner;
@@ -72,6 +74,8 @@ mod worker_cell;
 
 pub use blocking::{BlockingConfig, BlockingPool};
 pub use config::{AdmissionBound, PoolError, ShutdownPolicy};
+pub(crate) use io_pool::run as run_on_io_pool;
+pub use io_pool::{IO_POOL_QUEUE, IO_POOL_THREADS, io_pool_stats};
 pub use job::Unstarted;
 pub use monitor::PoolMonitor;
 pub use report::{PoolReport, PoolStats, Unfinished};

@@ -3,8 +3,10 @@
 //! mutex): a send waiting on a full channel against the receive that frees
 //! its slot, the last sender leaving against a waiting receive, a release
 //! against an acquire joining the line, and an acquire given up against
-//! the grant that reaches it. A lost wake shows as a deadlock, a lost
-//! value or permit as a failed assertion.
+//! the grant that reaches it; and the cancellation handle's: a request
+//! against a task starting to await it, and against a child being made. A
+//! lost wake shows as a deadlock, a lost value, permit or cancellation as a
+//! failed assertion.
 #![cfg(loom)]
 
 use std::future::Future;
@@ -12,7 +14,7 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use dinah_std::sync::{SharedSemaphore, mpsc};
+use dinah_std::sync::{CancellationHandle, SharedSemaphore, mpsc};
 use loom::thread;
 
 /// Wakes by unparking the thread that polls.
@@ -102,5 +104,30 @@ fn an_acquire_given_up_while_granted_passes_the_permit_on() {
         drop(held);
         waiter.join().unwrap();
         assert_eq!(semaphore.available(), 1, "the permit is not lost");
+    });
+}
+
+#[test]
+fn a_cancellation_racing_a_task_that_starts_to_await_it_wakes_the_task() {
+    loom::model(|| {
+        let root = CancellationHandle::new();
+        let child = root.child();
+        let waiter = thread::spawn(move || block_on(child.cancelled()));
+        assert!(root.request_cancellation());
+        waiter.join().unwrap();
+    });
+}
+
+#[test]
+fn a_child_made_while_its_parent_is_cancelled_is_cancelled() {
+    loom::model(|| {
+        let root = CancellationHandle::new();
+        let parent = root.clone();
+        let maker = thread::spawn(move || parent.child());
+        assert!(root.request_cancellation());
+        let child = maker.join().unwrap();
+        assert!(child.is_cancellation_requested());
+        // And a waiter of it is not left behind.
+        block_on(child.cancelled());
     });
 }

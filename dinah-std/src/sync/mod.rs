@@ -1,6 +1,7 @@
 //! Coordination between tasks and threads, in safe `std`: a bounded
 //! channel sized at run time ([`mpsc`]), a [`SharedSemaphore`],
-//! [`CancellationHandle`], an owned and clonable cancellation flag, and
+//! [`CancellationHandle`], an owned and clonable cancellation flag that
+//! tasks can await and that reaches its children, and
 //! [`Shared`], a value behind a mutex whose poisoning is reported as
 //! [`SynchronizationError`].
 //!
@@ -18,7 +19,7 @@ pub mod mpsc;
 mod semaphore;
 mod shared;
 
-pub use cancel::CancellationHandle;
+pub use cancel::{CancellationHandle, Cancelled};
 pub(crate) use line::Growing;
 pub use semaphore::{OwnedAcquire, OwnedPermit, SharedAcquire, SharedPermit, SharedSemaphore};
 pub use shared::{Shared, SynchronizationError};

@@ -180,7 +180,6 @@ impl CancellationHandle {
     /// clone of this handle, so it can move into a task on its own.
     ///
     /// Cancel safe: dropped before it completes, it leaves nothing behind.
-    #[must_use]
     pub fn cancelled(&self) -> Cancelled {
         Cancelled {
             handle: self.clone(),

@@ -20,6 +20,7 @@ mod driver;
 pub(crate) mod idle;
 pub(crate) mod park;
 pub(crate) mod parker;
+mod slack;
 pub(crate) mod timers;
 
 pub(crate) use driver::Driver;

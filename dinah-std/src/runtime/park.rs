@@ -37,7 +37,7 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use crate::primitives::{AtomicUsize, Ordering, Thread, park, park_timeout};
+use crate::primitives::{AtomicUsize, Ordering, Thread, park};
 
 const EMPTY: usize = 0;
 const PARKED_THREAD: usize = 1;
@@ -144,7 +144,7 @@ impl<B: Blocker> Park<B> {
         match (blocker, timeout) {
             (Some(blocker), timeout) => blocker.block(timeout),
             (None, None) => park(),
-            (None, Some(limit)) => park_timeout(limit),
+            (None, Some(limit)) => super::slack::park_fine(limit),
         }
         // Invariant 3.
         self.state.swap(EMPTY, Ordering::SeqCst);

@@ -7,37 +7,17 @@
 #![cfg(not(miri))]
 
 use std::io::{self, SeekFrom};
-use std::path::PathBuf;
 
 use dinah::LocalExecutor;
 use dinah::executor::{MultiConfig, MultiExecutor};
 use dinah::fs::{self, File};
 
-/// A fresh directory for one test, removed when dropped.
-struct Dir(PathBuf);
-
-impl Dir {
-    fn new(test: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("dinah-fs-{}-{test}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+mod support;
+use support::temp_dir::TempDir as Dir;
 
 #[test]
 fn path_operations_do_what_std_does_and_pass_its_errors_through() {
-    let dir = Dir::new("paths");
+    let dir = Dir::new("fs-paths");
     let executor = LocalExecutor::new();
     executor
         .block_on(async {
@@ -82,7 +62,7 @@ fn path_operations_do_what_std_does_and_pass_its_errors_through() {
 
 #[test]
 fn a_file_written_in_chunks_reads_back_whole_and_keeps_its_position() {
-    let dir = Dir::new("file");
+    let dir = Dir::new("fs-file");
     let path = dir.path("data");
     let executor = LocalExecutor::new();
     executor
@@ -130,7 +110,7 @@ fn a_file_written_in_chunks_reads_back_whole_and_keeps_its_position() {
 
 #[test]
 fn a_background_write_that_fails_is_reported_by_the_next_call() {
-    let dir = Dir::new("failing");
+    let dir = Dir::new("fs-failing");
     let path = dir.path("read-only");
     std::fs::write(&path, b"kept").unwrap();
     let executor = LocalExecutor::new();
@@ -162,7 +142,7 @@ fn a_background_write_that_fails_is_reported_by_the_next_call() {
 #[test]
 fn futures_io_traits_read_write_and_seek_a_file() {
     use futures_util::io::{AsyncReadExt, AsyncSeekExt, AsyncWriteExt};
-    let dir = Dir::new("traits");
+    let dir = Dir::new("fs-traits");
     let path = dir.path("t");
     let executor = LocalExecutor::new();
     executor
@@ -191,7 +171,7 @@ fn futures_io_traits_read_write_and_seek_a_file() {
 #[test]
 fn multi_executor_tasks_share_the_io_pool_and_move_files_between_workers() {
     fn assert_send<T: Send>(_: &T) {}
-    let dir = Dir::new("multi");
+    let dir = Dir::new("fs-multi");
     let executor = MultiExecutor::with_config(MultiConfig {
         workers: Some(2),
         ..MultiConfig::default()

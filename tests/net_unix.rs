@@ -7,7 +7,6 @@
 #![cfg(all(unix, not(miri)))]
 
 use std::io;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use dinah::LocalExecutor;
@@ -16,27 +15,8 @@ use dinah::io::{Interest, IoWait};
 use dinah::net::{UnixDatagram, UnixListener, UnixStream};
 use dinah::telemetry::{ManualClock, TelemetryConfig, Thresholds, Verdict};
 
-/// A fresh directory for one test's socket files, removed when dropped.
-struct Dir(PathBuf);
-
-impl Dir {
-    fn new(test: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("dinah-{}-{test}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+mod support;
+use support::temp_dir::TempDir as Dir;
 
 /// Reads exactly `buf.len()` bytes.
 async fn read_full(stream: &UnixStream, buf: &mut [u8]) -> io::Result<()> {

@@ -12,6 +12,8 @@ pub(crate) mod models;
 #[allow(dead_code)]
 pub(crate) mod sync_model;
 #[allow(dead_code)]
+pub(crate) mod temp_dir;
+#[allow(dead_code)]
 pub(crate) mod virtual_time;
 #[allow(dead_code)]
 pub(crate) mod workers;

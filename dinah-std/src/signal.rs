@@ -209,8 +209,8 @@ impl Signal {
     ///
     /// [`io::ErrorKind::InvalidInput`] for a signal that cannot be caught
     /// or whose handling would break the program (SIGKILL, SIGSTOP,
-    /// SIGSEGV, SIGBUS, SIGILL, SIGFPE, or a number the platform does not
-    /// have); the operating system's error; or an error when no executor
+    /// SIGSEGV, SIGILL, SIGFPE, as `signal-hook` refuses them), or a number
+    /// the platform does not have; the operating system's error; or an error when no executor
     /// was made or entered on this thread.
     pub fn new(kind: SignalKind) -> io::Result<Self> {
         // signal-hook keeps 128 flags: a number past them would panic

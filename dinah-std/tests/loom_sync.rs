@@ -4,7 +4,9 @@
 //! its slot, the last sender leaving against a waiting receive, a release
 //! against an acquire joining the line, and an acquire given up against
 //! the grant that reaches it; and the cancellation handle's: a request
-//! against a task starting to await it, and against a child being made. A
+//! against a task starting to await it, and against a child being made;
+//! and the notify's: a `notify_one` against a wait joining the line, and a
+//! wait given up against the `notify_one` that reaches it. A
 //! lost wake shows as a deadlock, a lost value, permit or cancellation as a
 //! failed assertion.
 #![cfg(loom)]
@@ -14,7 +16,7 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use dinah_std::sync::{CancellationHandle, SharedSemaphore, mpsc};
+use dinah_std::sync::{CancellationHandle, SharedNotify, SharedSemaphore, mpsc};
 use loom::thread;
 
 /// Wakes by unparking the thread that polls.
@@ -129,5 +131,49 @@ fn a_child_made_while_its_parent_is_cancelled_is_cancelled() {
         assert!(child.is_cancellation_requested());
         // And a waiter of it is not left behind.
         block_on(child.cancelled());
+    });
+}
+
+#[test]
+fn a_notify_one_racing_a_wait_joining_the_line_is_never_lost() {
+    loom::model(|| {
+        let notify = Arc::new(SharedNotify::new());
+        let waiter = {
+            let notify = Arc::clone(&notify);
+            thread::spawn(move || block_on(notify.notified()))
+        };
+        notify.notify_one();
+        waiter.join().unwrap();
+    });
+}
+
+#[test]
+fn a_wait_given_up_as_a_notify_one_reaches_it_passes_it_on() {
+    loom::model(|| {
+        let notify = Arc::new(SharedNotify::new());
+        // One wait in line first, given up on another thread while the
+        // notification comes.
+        let waker = Waker::noop();
+        let mut first = Box::pin(notify.notified());
+        assert!(
+            first
+                .as_mut()
+                .poll(&mut Context::from_waker(waker))
+                .is_pending()
+        );
+        let notifier = {
+            let notify = Arc::clone(&notify);
+            thread::spawn(move || notify.notify_one())
+        };
+        drop(first);
+        notifier.join().unwrap();
+        // Either it was kept (nobody waited) or passed on from the dropped
+        // wait: the next wait completes at once, without waiting.
+        let mut next = Box::pin(notify.notified());
+        assert!(
+            next.as_mut()
+                .poll(&mut Context::from_waker(waker))
+                .is_ready()
+        );
     });
 }

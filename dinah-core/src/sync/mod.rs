@@ -1,6 +1,6 @@
 //! What tasks, threads and interrupt handlers share to coordinate: a
-//! bounded [`Channel`], a [`Semaphore`], and [`CancellationToken`], the
-//! cooperative cancellation flag. (`dinah-std` adds run-time sized
+//! bounded [`Channel`], a [`Semaphore`], a [`Notify`], and
+//! [`CancellationToken`], the cooperative cancellation flag. (`dinah-std` adds run-time sized
 //! channels and semaphores, an owned `CancellationHandle` and `Shared`.)
 //!
 //! The channel and the semaphore share one wait protocol
@@ -11,10 +11,12 @@
 
 mod cancel;
 pub mod channel;
+mod notify;
 mod semaphore;
 
 pub use crate::raw::wait::{ChannelFigures, SemaphoreFigures};
 pub use crate::raw::wait::{PermitOverflow, Refusal, SendError, TryRecvError};
 pub use cancel::CancellationToken;
 pub use channel::Channel;
+pub use notify::{Notify, Wait};
 pub use semaphore::{Acquire, Permit, Semaphore};

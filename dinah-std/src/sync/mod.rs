@@ -16,11 +16,13 @@
 mod cancel;
 mod line;
 pub mod mpsc;
+mod notify;
 mod semaphore;
 mod shared;
 
 pub use cancel::{CancellationHandle, Cancelled};
 pub(crate) use line::Growing;
+pub use notify::{SharedNotified, SharedNotify};
 pub use semaphore::{OwnedAcquire, OwnedPermit, SharedAcquire, SharedPermit, SharedSemaphore};
 pub use shared::{Shared, SynchronizationError};
 

@@ -7,6 +7,9 @@
 //!   `Channel` on the core `AsyncExecutor`, tokio's bounded `mpsc` on a
 //!   current-thread runtime. The allocations of one dinah run after
 //!   warm-up are counted (the goal is none).
+//! - `notify_one_then_wait`: one task notifies and then waits (the kept
+//!   notification completes the wait at once), 10,000 times: dinah's
+//!   `SharedNotify` and static `Notify`, tokio's `Notify`.
 //! - `semaphore_acquire_release`: one task acquires a permit and drops it,
 //!   10,000 times: dinah's `SharedSemaphore` and static `Semaphore`, tokio's
 //!   `Semaphore`.
@@ -24,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use dinah::LocalExecutor;
 use dinah::executor::{AsyncExecutor, ReadyQueue};
-use dinah::sync::{Channel, Semaphore, SharedSemaphore, mpsc};
+use dinah::sync::{Channel, Notify, Semaphore, SharedNotify, SharedSemaphore, mpsc};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 mod harness;
@@ -253,6 +256,62 @@ fn semaphore(options: &Options) {
     );
 }
 
+static CORE_NOTIFY: Notify = Notify::new();
+
+fn notify(options: &Options) {
+    if !options.wants("notify_one_then_wait") {
+        return;
+    }
+    let dinah = LocalExecutor::new();
+    let shared = SharedNotify::new();
+    let tokio = tokio_runtime();
+    let tokio_notify = tokio::sync::Notify::new();
+    let mut contenders = vec![
+        Contender::new("dinah SharedNotify", false, || {
+            dinah.block_on(async {
+                let start = Instant::now();
+                for _ in 0..ROUNDS {
+                    shared.notify_one();
+                    shared.notified().await;
+                }
+                start.elapsed() / ROUNDS as u32
+            })
+        }),
+        Contender::new("dinah static Notify", false, || {
+            dinah.block_on(async {
+                let start = Instant::now();
+                for _ in 0..ROUNDS {
+                    CORE_NOTIFY.notify_one();
+                    CORE_NOTIFY.notified().await.expect("room");
+                }
+                start.elapsed() / ROUNDS as u32
+            })
+        }),
+        Contender::new("tokio Notify", true, || {
+            tokio.block_on(async {
+                let start = Instant::now();
+                for _ in 0..ROUNDS {
+                    tokio_notify.notify_one();
+                    tokio_notify.notified().await;
+                }
+                start.elapsed() / ROUNDS as u32
+            })
+        }),
+    ];
+    let results = run_case(
+        "notify_one_then_wait (time per notify_one and the wait it completes)",
+        1,
+        options.samples,
+        &mut contenders,
+    );
+    let ratio = median_of(&results, "dinah SharedNotify") / median_of(&results, "tokio");
+    target(
+        "notify_one_then_wait: dinah SharedNotify / tokio (at most 1.0)",
+        ratio,
+        ratio <= 1.0,
+    );
+}
+
 const GROUP: usize = 10_000;
 
 fn group_shutdown(options: &Options) {
@@ -361,5 +420,6 @@ fn main() {
     println!("# dinah channel, semaphore and task group benchmarks");
     ping_pong(&options);
     semaphore(&options);
+    notify(&options);
     group_shutdown(&options);
 }

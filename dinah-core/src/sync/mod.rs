@@ -6,7 +6,7 @@
 //! The channel and the semaphore share one wait protocol
 //! ([`raw::wait::WaitList`](crate::raw::wait::WaitList)): waiters are served first in,
 //! first out, each woken once when its turn comes, and the std variants
-//! run the same logic behind a mutex instead of a critical section.
+//! run the same logic behind a short-held lock instead of a critical section.
 #![forbid(unsafe_code)]
 
 mod cancel;

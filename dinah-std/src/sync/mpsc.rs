@@ -3,7 +3,7 @@
 //!
 //! The same logic as the core's static
 //! [`Channel`](dinah_core::sync::Channel) (one
-//! [`dinah_core::raw::wait::ChannelState`]), behind a mutex, with a
+//! [`dinah_core::raw::wait::ChannelState`]), behind a short-held lock, with a
 //! line of waiting senders that grows as needed and a clock for how long
 //! the first of them has waited.
 //!

@@ -25,7 +25,7 @@ impl PermitLock for Inner {
 ///
 /// The same logic as the core's static
 /// [`Semaphore`](dinah_core::sync::Semaphore) (one
-/// [`Permits`](dinah_core::raw::wait::Permits)), behind a mutex, with a line that
+/// [`Permits`](dinah_core::raw::wait::Permits)), behind a short-held lock, with a line that
 /// grows and a clock for how long its first waiter has waited.
 ///
 /// ```

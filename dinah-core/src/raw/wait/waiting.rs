@@ -1,6 +1,6 @@
 //! The futures of dinah's channels and semaphores, written once over a
 //! [`Lock`]: the core locks with a critical section, `dinah-std` with a
-//! mutex, and both keep their state in the same
+//! short-held spin lock, and both keep their state in the same
 //! [`ChannelState`] and [`Permits`].
 //!
 //! Wakers are never woken under the lock: each operation collects them in

@@ -1,4 +1,5 @@
-//! The channel and the semaphore against reference models, on random
+//! The channel, the semaphore, the mutex and the read-write lock against
+//! reference models, on random
 //! operation sequences: every outcome and every wake as the model says.
 //! (The `sync_ops` fuzz target runs the same checkers.)
 
@@ -6,7 +7,7 @@ use proptest::prelude::*;
 
 mod support;
 
-use support::sync_model::{check_channel, check_semaphore};
+use support::sync_model::{check_channel, check_locks, check_semaphore};
 
 fn cases() -> ProptestConfig {
     ProptestConfig::with_cases(if cfg!(miri) { 2 } else { 512 })
@@ -23,5 +24,10 @@ proptest! {
     #[test]
     fn the_semaphore_follows_its_model(bytes in proptest::collection::vec(any::<u8>(), 0..96)) {
         check_semaphore(&bytes);
+    }
+
+    #[test]
+    fn the_mutex_and_the_rwlock_follow_their_model(bytes in proptest::collection::vec(any::<u8>(), 0..96)) {
+        check_locks(&bytes);
     }
 }

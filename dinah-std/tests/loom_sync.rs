@@ -6,7 +6,9 @@
 //! the grant that reaches it; and the cancellation handle's: a request
 //! against a task starting to await it, and against a child being made;
 //! and the notify's: a `notify_one` against a wait joining the line, and a
-//! wait given up against the `notify_one` that reaches it. A
+//! wait given up against the `notify_one` that reaches it; and the
+//! mutex's and the read-write lock's: two lockers on two threads, and a
+//! writer against a reader (each a value lent out of its cell). A
 //! lost wake shows as a deadlock, a lost value, permit or cancellation as a
 //! failed assertion.
 #![cfg(loom)]
@@ -16,7 +18,9 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
-use dinah_std::sync::{CancellationHandle, SharedNotify, SharedSemaphore, mpsc};
+use dinah_std::sync::{
+    CancellationHandle, SharedMutex, SharedNotify, SharedRwLock, SharedSemaphore, mpsc,
+};
 use loom::thread;
 
 /// Wakes by unparking the thread that polls.
@@ -175,5 +179,30 @@ fn a_wait_given_up_as_a_notify_one_reaches_it_passes_it_on() {
                 .poll(&mut Context::from_waker(waker))
                 .is_ready()
         );
+    });
+}
+
+#[test]
+fn two_tasks_locking_a_mutex_each_see_the_other_s_write() {
+    loom::model(|| {
+        let mutex = Arc::new(SharedMutex::new(0u32));
+        let other = Arc::clone(&mutex);
+        let writer = thread::spawn(move || *block_on(other.lock()) += 1);
+        *block_on(mutex.lock()) += 1;
+        writer.join().unwrap();
+        assert_eq!(Arc::try_unwrap(mutex).ok().unwrap().into_inner(), Some(2));
+    });
+}
+
+#[test]
+fn a_writer_waits_for_a_reader_on_another_thread() {
+    loom::model(|| {
+        let lock = Arc::new(SharedRwLock::new(0u32));
+        let other = Arc::clone(&lock);
+        let reader = thread::spawn(move || *block_on(other.read()));
+        *block_on(lock.write()) += 1;
+        let seen = reader.join().unwrap();
+        assert!(seen <= 1);
+        assert_eq!(*block_on(lock.read()), 1);
     });
 }

@@ -1,4 +1,5 @@
-//! Operation sequences on the bounded channel and the semaphore against
+//! Operation sequences on the bounded channel, the semaphore, the mutex and
+//! the read-write lock against
 //! their reference models (the checkers `tests/sync_model.rs` uses): every
 //! outcome, and every wake, as the model says.
 #![no_main]
@@ -11,4 +12,5 @@ mod sync_model;
 fuzz_target!(|bytes: &[u8]| {
     sync_model::check_channel(bytes);
     sync_model::check_semaphore(bytes);
+    sync_model::check_locks(bytes);
 });

@@ -1,6 +1,7 @@
-//! Reference models of the bounded channel and the semaphore, and checkers
-//! that drive dinah's (`dinah-std`'s `mpsc` and `SharedSemaphore`, which
-//! run the core's logic) with the same byte-coded operations and compare
+//! Reference models of the bounded channel, the semaphore and the locks
+//! built on it, and checkers that drive dinah's (`dinah-std`'s `mpsc`,
+//! `SharedSemaphore`, `SharedMutex` and `SharedRwLock`, which run the
+//! core's logic) with the same byte-coded operations and compare
 //! every outcome, and every wake, with the model's. Used by
 //! `tests/sync_model.rs` (proptest) and the `sync_ops` fuzz target.
 
@@ -333,4 +334,169 @@ pub(crate) fn check_semaphore(bytes: &[u8]) {
             }
         }
     }
+}
+
+/// A guard of the lock under test, with what it reads.
+enum Held<'a> {
+    Read(dinah::sync::SharedReadGuard<'a, u32>),
+    Write(dinah::sync::SharedWriteGuard<'a, u32>),
+    Mutex(dinah::sync::SharedMutexGuard<'a, u32>),
+}
+
+impl Held<'_> {
+    fn value(&self) -> u32 {
+        match self {
+            Self::Read(guard) => **guard,
+            Self::Write(guard) => **guard,
+            Self::Mutex(guard) => **guard,
+        }
+    }
+
+    /// A write: adds one.
+    fn bump(&mut self) {
+        match self {
+            Self::Read(_) => {}
+            Self::Write(guard) => **guard += 1,
+            Self::Mutex(guard) => **guard += 1,
+        }
+    }
+}
+
+/// Drives a `SharedRwLock` (first byte even) or a `SharedMutex` (odd) and
+/// the model of either, a first-in, first-out semaphore where a read takes
+/// one permit and a write (or a lock) takes them all, with the operations
+/// coded in `bytes`: every outcome, every wake, and the value each guard
+/// reads (each write adds one) as the model says.
+pub(crate) fn check_locks(bytes: &[u8]) {
+    let Some((&first, ops)) = bytes.split_first() else {
+        return;
+    };
+    let rwlock = dinah::sync::SharedRwLock::new(0u32);
+    let mutex = dinah::sync::SharedMutex::new(0u32);
+    let is_mutex = first % 2 == 1;
+    // Permits in the model: a read takes one, a write (or a lock) all.
+    let all = if is_mutex {
+        1
+    } else {
+        dinah::sync::MAX_READERS
+    };
+    let mut free = all;
+    let mut value = 0u32;
+    let mut line: VecDeque<usize> = VecDeque::new();
+    let mut wants: Vec<u32> = Vec::new();
+    let mut stands: Vec<Stand> = Vec::new();
+    let mut waiters: Vec<Option<Polled<'_, Held<'_>>>> = Vec::new();
+    let mut held: Vec<(Held<'_>, u32)> = Vec::new();
+    let grant =
+        |free: &mut u32, line: &mut VecDeque<usize>, stands: &mut [Stand], wants: &[u32]| {
+            while let Some(&first) = line.front() {
+                if wants[first] > *free {
+                    break;
+                }
+                *free -= wants[first];
+                stands[first] = Stand::Granted;
+                line.pop_front();
+            }
+        };
+    for pair in ops.chunks(2) {
+        let (op, arg) = (pair[0] % 5, pair.get(1).copied().unwrap_or(0));
+        let write = is_mutex || arg % 2 == 0;
+        let want = if write { all } else { 1 };
+        match op {
+            0 => {
+                let got = match (is_mutex, write) {
+                    (true, _) => mutex.try_lock().map(Held::Mutex),
+                    (false, true) => rwlock.try_write().map(Held::Write),
+                    (false, false) => rwlock.try_read().map(Held::Read),
+                };
+                let free_now = line.is_empty() && free >= want;
+                assert_eq!(got.is_ok(), free_now, "try");
+                if let Ok(guard) = got {
+                    free -= want;
+                    held.push((taken(guard, &mut value, write), want));
+                } else {
+                    assert_eq!(got.err(), Some(Refusal::WouldWait));
+                }
+            }
+            1 => {
+                let mut waiter: Polled<'_, Held<'_>> = match (is_mutex, write) {
+                    (true, _) => Polled::new(async { Held::Mutex(mutex.lock().await) }),
+                    (false, true) => Polled::new(async { Held::Write(rwlock.write().await) }),
+                    (false, false) => Polled::new(async { Held::Read(rwlock.read().await) }),
+                };
+                let index = waiters.len();
+                wants.push(want);
+                stands.push(Stand::Waiting);
+                if let Poll::Ready(guard) = waiter.poll() {
+                    assert!(line.is_empty() && free >= want, "lock out of turn");
+                    free -= want;
+                    stands[index] = Stand::Closed; // done with
+                    held.push((taken(guard, &mut value, write), want));
+                    waiters.push(None);
+                } else {
+                    assert!(!line.is_empty() || free < want, "a free lock waits");
+                    line.push_back(index);
+                    waiters.push(Some(waiter));
+                }
+            }
+            2 if !waiters.is_empty() => {
+                let index = usize::from(arg) % waiters.len();
+                if let Some(mut waiter) = waiters[index].take() {
+                    match (waiter.poll(), stands[index]) {
+                        (Poll::Pending, Stand::Waiting) => waiters[index] = Some(waiter),
+                        (Poll::Ready(guard), Stand::Granted) => {
+                            let write = wants[index] == all;
+                            stands[index] = Stand::Closed;
+                            held.push((taken(guard, &mut value, write), wants[index]));
+                        }
+                        (_, stand) => panic!("waiter {index} ({stand:?}) out of turn"),
+                    }
+                }
+            }
+            3 if !waiters.is_empty() => {
+                let index = usize::from(arg) % waiters.len();
+                if let Some(waiter) = waiters[index].take() {
+                    drop(waiter);
+                    match stands[index] {
+                        Stand::Waiting => line.retain(|&i| i != index),
+                        Stand::Granted => free += wants[index],
+                        Stand::Closed => {}
+                    }
+                    stands[index] = Stand::Closed;
+                    grant(&mut free, &mut line, &mut stands, &wants);
+                }
+            }
+            4 if !held.is_empty() => {
+                let (guard, permits) = held.swap_remove(usize::from(arg) % held.len());
+                drop(guard);
+                free += permits;
+                grant(&mut free, &mut line, &mut stands, &wants);
+            }
+            _ => {}
+        }
+        for (index, waiter) in waiters.iter().enumerate() {
+            if let Some(waiter) = waiter {
+                let expected = usize::from(stands[index] == Stand::Granted);
+                assert_eq!(waiter.woken(), expected, "waiter {index} wakes");
+            }
+        }
+    }
+    drop((held, waiters));
+    let left = if is_mutex {
+        mutex.try_lock().map(|guard| *guard)
+    } else {
+        rwlock.try_read().map(|guard| *guard)
+    };
+    assert_eq!(left, Ok(value), "every write kept");
+}
+
+/// A guard just taken: it reads the value as the model has it, and a write
+/// adds one to both.
+fn taken<'a>(mut guard: Held<'a>, value: &mut u32, write: bool) -> Held<'a> {
+    assert_eq!(guard.value(), *value, "a guard reads the last write");
+    if write {
+        guard.bump();
+        *value += 1;
+    }
+    guard
 }

@@ -1,9 +1,10 @@
 //! What tasks, threads and interrupt handlers share to coordinate: a
-//! bounded [`Channel`], a [`Semaphore`], a [`Notify`], and
+//! bounded [`Channel`], a [`Semaphore`], a [`Notify`], an async [`Mutex`], and
 //! [`CancellationToken`], the cooperative cancellation flag. (`dinah-std` adds run-time sized
 //! channels and semaphores, an owned `CancellationHandle` and `Shared`.)
 //!
-//! The channel and the semaphore share one wait protocol
+//! The channel, the semaphore and the mutex (a semaphore of one permit
+//! beside the value) share one wait protocol
 //! ([`raw::wait::WaitList`](crate::raw::wait::WaitList)): waiters are served first in,
 //! first out, each woken once when its turn comes, and the std variants
 //! run the same logic behind a short-held lock instead of a critical section.
@@ -11,6 +12,7 @@
 
 mod cancel;
 pub mod channel;
+mod mutex;
 mod notify;
 mod semaphore;
 
@@ -18,5 +20,6 @@ pub use crate::raw::wait::{ChannelFigures, SemaphoreFigures};
 pub use crate::raw::wait::{PermitOverflow, Refusal, SendError, TryRecvError};
 pub use cancel::CancellationToken;
 pub use channel::Channel;
+pub use mutex::{Locking, Mutex, MutexGuard};
 pub use notify::{Notify, Wait};
 pub use semaphore::{Acquire, Permit, Semaphore};

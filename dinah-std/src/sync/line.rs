@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use dinah_core::raw::wait::{Lock, Settle, Slots, WaitEntry, WaitStore};
+use dinah_core::raw::wait::{Lock, Settle, Slots, Vault, WaitEntry, WaitStore};
 
 #[cfg(loom)]
 use crate::primitives::{Mutex, lock};
@@ -115,5 +115,44 @@ impl<S: Settle> Lock for Locked<S> {
 
     fn now(&self) -> u64 {
         self.micros()
+    }
+}
+
+/// A value behind the same short-held lock, that a mutex lends out (see
+/// [`Vault`]).
+#[derive(Debug)]
+pub(crate) struct Slot<T>(StateLock<Option<T>>);
+
+impl<T> Slot<T> {
+    pub(crate) fn new(value: T) -> Self {
+        Self(StateLock::new(Some(value)))
+    }
+
+    /// Runs `f` on the slot, locked.
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut Option<T>) -> R) -> R {
+        #[cfg(not(loom))]
+        let mut value = self.0.lock();
+        #[cfg(loom)]
+        let mut value = lock(&self.0);
+        f(&mut value)
+    }
+
+    /// The value, when no guard holds it.
+    pub(crate) fn into_inner(self) -> Option<T> {
+        #[cfg(not(loom))]
+        let value = self.0.into_inner();
+        #[cfg(loom)]
+        let value = self.0.into_inner().unwrap_or_else(|e| e.into_inner());
+        value
+    }
+}
+
+impl<T> Vault for Slot<T> {
+    type Value = T;
+    fn take(&self) -> Option<T> {
+        self.with(Option::take)
+    }
+    fn put(&self, value: T) {
+        self.with(|slot| *slot = Some(value));
     }
 }

@@ -2,6 +2,8 @@
 //! channel sized at run time ([`mpsc`]), a [`SharedSemaphore`],
 //! [`CancellationHandle`], an owned and clonable cancellation flag that
 //! tasks can await and that reaches its children, and
+//! [`SharedNotify`], async [`SharedMutex`] and [`SharedRwLock`] (first in,
+//! first out, so no writer starves), [`SharedOnceCell`], and
 //! [`Shared`], a value behind a mutex whose poisoning is reported as
 //! [`SynchronizationError`].
 //!
@@ -16,13 +18,19 @@
 mod cancel;
 mod line;
 pub mod mpsc;
+mod mutex;
 mod notify;
+mod once_cell;
+mod rwlock;
 mod semaphore;
 mod shared;
 
 pub use cancel::{CancellationHandle, Cancelled};
 pub(crate) use line::Growing;
+pub use mutex::{SharedLocking, SharedMutex, SharedMutexGuard};
 pub use notify::{SharedNotified, SharedNotify};
+pub use once_cell::SharedOnceCell;
+pub use rwlock::{MAX_READERS, SharedReadGuard, SharedRwLock, SharedWriteGuard};
 pub use semaphore::{OwnedAcquire, OwnedPermit, SharedAcquire, SharedPermit, SharedSemaphore};
 pub use shared::{Shared, SynchronizationError};
 

@@ -1,4 +1,5 @@
-//! The channel, the semaphore, the mutex and the read-write lock against
+//! The channel, the semaphore, the mutex, the read-write lock and the
+//! oneshot against
 //! reference models, on random
 //! operation sequences: every outcome and every wake as the model says.
 //! (The `sync_ops` fuzz target runs the same checkers.)
@@ -7,7 +8,7 @@ use proptest::prelude::*;
 
 mod support;
 
-use support::sync_model::{check_channel, check_locks, check_semaphore};
+use support::sync_model::{check_channel, check_locks, check_oneshot, check_semaphore};
 
 fn cases() -> ProptestConfig {
     ProptestConfig::with_cases(if cfg!(miri) { 2 } else { 512 })
@@ -29,5 +30,10 @@ proptest! {
     #[test]
     fn the_mutex_and_the_rwlock_follow_their_model(bytes in proptest::collection::vec(any::<u8>(), 0..96)) {
         check_locks(&bytes);
+    }
+
+    #[test]
+    fn the_oneshot_follows_its_model(bytes in proptest::collection::vec(any::<u8>(), 0..32)) {
+        check_oneshot(&bytes);
     }
 }

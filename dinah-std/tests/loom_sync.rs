@@ -8,7 +8,8 @@
 //! and the notify's: a `notify_one` against a wait joining the line, and a
 //! wait given up against the `notify_one` that reaches it; and the
 //! mutex's and the read-write lock's: two lockers on two threads, and a
-//! writer against a reader (each a value lent out of its cell). A
+//! writer against a reader (each a value lent out of its cell); and the
+//! oneshot's: a send, and a sender dropped unsent, against the receive. A
 //! lost wake shows as a deadlock, a lost value, permit or cancellation as a
 //! failed assertion.
 #![cfg(loom)]
@@ -19,7 +20,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
 use dinah_std::sync::{
-    CancellationHandle, SharedMutex, SharedNotify, SharedRwLock, SharedSemaphore, mpsc,
+    CancellationHandle, SharedMutex, SharedNotify, SharedRwLock, SharedSemaphore, mpsc, oneshot,
 };
 use loom::thread;
 
@@ -204,5 +205,25 @@ fn a_writer_waits_for_a_reader_on_another_thread() {
         let seen = reader.join().unwrap();
         assert!(seen <= 1);
         assert_eq!(*block_on(lock.read()), 1);
+    });
+}
+
+#[test]
+fn a_oneshot_send_racing_the_receive_is_never_lost() {
+    loom::model(|| {
+        let (tx, rx) = oneshot::channel::<u32>();
+        let sender = thread::spawn(move || tx.send(5));
+        assert_eq!(block_on(rx), Ok(5));
+        assert_eq!(sender.join().unwrap(), Ok(()));
+    });
+}
+
+#[test]
+fn a_oneshot_sender_dropped_unsent_ends_a_waiting_receive() {
+    loom::model(|| {
+        let (tx, rx) = oneshot::channel::<u32>();
+        let sender = thread::spawn(move || drop(tx));
+        assert_eq!(block_on(rx), Err(oneshot::RecvError));
+        sender.join().unwrap();
     });
 }

@@ -500,3 +500,79 @@ fn taken<'a>(mut guard: Held<'a>, value: &mut u32, write: bool) -> Held<'a> {
     }
     guard
 }
+
+/// Drives a oneshot channel and its model with the operations coded in
+/// `bytes` (poll the receive, send, drop the sender, drop the receive):
+/// every outcome and every wake as the model says.
+pub(crate) fn check_oneshot(bytes: &[u8]) {
+    let (tx, rx) = dinah::sync::oneshot::channel::<u8>();
+    let mut tx = Some(tx);
+    let mut rx = Some(Polled::new(rx));
+    // The model: the value sent and not received, whether the sender is
+    // gone, whether the receive waits (polled pending), and whether it
+    // ended.
+    let mut sent: Option<u8> = None;
+    let mut sender_gone = false;
+    let mut waiting = false;
+    let mut wakes = 0;
+    let mut ended = false;
+    for &byte in bytes {
+        match byte % 4 {
+            0 => {
+                if let Some(receive) = rx.as_mut().filter(|_| !ended) {
+                    let want = match sent.take() {
+                        Some(value) => Poll::Ready(Ok(value)),
+                        None if sender_gone => Poll::Ready(Err(dinah::sync::oneshot::RecvError)),
+                        None => Poll::Pending,
+                    };
+                    let got = receive.poll();
+                    assert_eq!(got, want, "receive");
+                    waiting = got.is_pending();
+                    ended = got.is_ready();
+                }
+            }
+            1 => {
+                if let Some(sender) = tx.take() {
+                    let value = byte / 4;
+                    let refused = rx.is_none();
+                    let got = sender.send(value);
+                    assert_eq!(got, if refused { Err(value) } else { Ok(()) }, "send");
+                    sender_gone = true;
+                    if !refused {
+                        sent = Some(value);
+                        if waiting {
+                            wakes += 1;
+                            waiting = false;
+                        }
+                    }
+                }
+            }
+            2 => {
+                if tx.take().is_some() {
+                    sender_gone = true;
+                    if waiting {
+                        wakes += 1;
+                        waiting = false;
+                    }
+                }
+            }
+            _ => {
+                if rx.take().is_some() {
+                    sent = None;
+                    waiting = false;
+                    wakes = 0;
+                }
+            }
+        }
+        if let Some(receive) = &rx {
+            assert_eq!(receive.woken(), wakes, "receive wakes");
+        }
+        if let Some(sender) = &tx {
+            assert_eq!(
+                sender.is_closed(),
+                rx.is_none(),
+                "sender sees the receiver gone"
+            );
+        }
+    }
+}

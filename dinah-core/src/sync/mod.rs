@@ -1,5 +1,6 @@
 //! What tasks, threads and interrupt handlers share to coordinate: a
-//! bounded [`Channel`], a [`Semaphore`], a [`Notify`], an async [`Mutex`], and
+//! bounded [`Channel`], a [`Semaphore`], a [`Notify`], a [`Signal`] (the latest value for one
+//! waiting task), an async [`Mutex`], and
 //! [`CancellationToken`], the cooperative cancellation flag. (`dinah-std` adds run-time sized
 //! channels and semaphores, an owned `CancellationHandle` and `Shared`.)
 //!
@@ -15,6 +16,7 @@ pub mod channel;
 mod mutex;
 mod notify;
 mod semaphore;
+mod signal;
 
 pub use crate::raw::wait::{ChannelFigures, SemaphoreFigures};
 pub use crate::raw::wait::{PermitOverflow, Refusal, SendError, TryRecvError};
@@ -23,3 +25,4 @@ pub use channel::Channel;
 pub use mutex::{Locking, Mutex, MutexGuard};
 pub use notify::{Notify, Wait};
 pub use semaphore::{Acquire, Permit, Semaphore};
+pub use signal::{Signal, SignalWait};

@@ -118,36 +118,39 @@ impl<S: Settle> Lock for Locked<S> {
     }
 }
 
-/// A value behind the same short-held lock, that a mutex lends out (see
-/// [`Vault`]).
+/// A state behind the same short-held lock, with no clock or name: a
+/// mutex's value ([`Slot`]) or a oneshot's mailbox.
 #[derive(Debug)]
-pub(crate) struct Slot<T>(StateLock<Option<T>>);
+pub(crate) struct Guarded<S>(StateLock<S>);
 
-impl<T> Slot<T> {
-    pub(crate) fn new(value: T) -> Self {
-        Self(StateLock::new(Some(value)))
+/// The cell a mutex lends its value out of (see [`Vault`]).
+pub(crate) type Slot<T> = Guarded<Option<T>>;
+
+impl<S> Guarded<S> {
+    pub(crate) fn new(state: S) -> Self {
+        Self(StateLock::new(state))
     }
 
-    /// Runs `f` on the slot, locked.
-    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut Option<T>) -> R) -> R {
+    /// Runs `f` on the state, locked. `f` runs no user code.
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut S) -> R) -> R {
         #[cfg(not(loom))]
-        let mut value = self.0.lock();
+        let mut state = self.0.lock();
         #[cfg(loom)]
-        let mut value = lock(&self.0);
-        f(&mut value)
+        let mut state = lock(&self.0);
+        f(&mut state)
     }
 
-    /// The value, when no guard holds it.
-    pub(crate) fn into_inner(self) -> Option<T> {
+    /// The state, out of its lock.
+    pub(crate) fn into_inner(self) -> S {
         #[cfg(not(loom))]
-        let value = self.0.into_inner();
+        let state = self.0.into_inner();
         #[cfg(loom)]
-        let value = self.0.into_inner().unwrap_or_else(|e| e.into_inner());
-        value
+        let state = self.0.into_inner().unwrap_or_else(|e| e.into_inner());
+        state
     }
 }
 
-impl<T> Vault for Slot<T> {
+impl<T> Vault for Guarded<Option<T>> {
     type Value = T;
     fn take(&self) -> Option<T> {
         self.with(Option::take)

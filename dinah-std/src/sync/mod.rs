@@ -2,7 +2,7 @@
 //! channel sized at run time ([`mpsc`]), a [`SharedSemaphore`],
 //! [`CancellationHandle`], an owned and clonable cancellation flag that
 //! tasks can await and that reaches its children, and
-//! [`SharedNotify`], async [`SharedMutex`] and [`SharedRwLock`] (first in,
+//! a channel for one value ([`oneshot`]), [`SharedNotify`], async [`SharedMutex`] and [`SharedRwLock`] (first in,
 //! first out, so no writer starves), [`SharedOnceCell`], and
 //! [`Shared`], a value behind a mutex whose poisoning is reported as
 //! [`SynchronizationError`].
@@ -21,6 +21,7 @@ pub mod mpsc;
 mod mutex;
 mod notify;
 mod once_cell;
+pub mod oneshot;
 mod rwlock;
 mod semaphore;
 mod shared;

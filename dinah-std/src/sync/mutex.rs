@@ -74,7 +74,7 @@ impl<T> SharedMutex<T> {
     pub fn new(value: T) -> Self {
         Self {
             permit: SharedSemaphore::new(1),
-            value: Slot::new(value),
+            value: Slot::new(Some(value)),
         }
     }
 
@@ -83,7 +83,7 @@ impl<T> SharedMutex<T> {
     pub fn named(name: &'static str, value: T) -> Self {
         Self {
             permit: SharedSemaphore::named(name, 1),
-            value: Slot::new(value),
+            value: Slot::new(Some(value)),
         }
     }
 

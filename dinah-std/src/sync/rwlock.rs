@@ -72,7 +72,7 @@ impl<T> SharedRwLock<T> {
     fn with(permits: SharedSemaphore, value: T) -> Self {
         Self {
             permits,
-            value: Slot::new(Arc::new(value)),
+            value: Slot::new(Some(Arc::new(value))),
         }
     }
 

@@ -11,6 +11,7 @@
 //! | `list.rs` | [`WaitList`]: the line, with its invariants |
 //! | `permits.rs` | [`Permits`]: a semaphore's count and line, for both crates' semaphores |
 //! | `lent.rs` | [`Lent`]: a value lent out of its [`Vault`] while a permit is held, for both crates' mutexes |
+//! | `mailbox.rs` | [`Mailbox`]: one value for one waiting receiver, for the core's `Signal` and std's `oneshot` |
 //! | `notice.rs` | [`Notice`]: a kept notification and a line, for both crates' notifies, and their [`Notified`] future |
 //! | `channel.rs` | [`ChannelState`]: a bounded channel's buffer, line and receiver, for both crates' channels |
 //! | `waiting.rs` | [`Lock`], and the send and acquire futures written once over it |
@@ -22,6 +23,7 @@ mod error;
 mod figures;
 mod lent;
 mod list;
+mod mailbox;
 mod notice;
 mod permits;
 mod waiting;
@@ -31,6 +33,7 @@ pub use error::{PermitOverflow, Refusal, SendError, TryRecvError};
 pub use figures::{ChannelFigures, SemaphoreFigures};
 pub use lent::{Lent, Vault};
 pub use list::{Turn, WAKE_BATCH, WaitEntry, WaitKey, WaitList, WaitStore, WakeBatch};
+pub use mailbox::{Mailbox, Put};
 pub use notice::{Notice, NoticeLock, Notified, notify_one, notify_waiters};
 pub use permits::Permits;
 pub use waiting::{

@@ -70,7 +70,7 @@ fn build<T>(name: Option<&'static str>) -> (Sender<T>, Receiver<T>) {
     });
     (
         Sender {
-            inner: Arc::clone(&inner),
+            inner: Some(Arc::clone(&inner)),
         },
         Receiver { inner, done: false },
     )
@@ -78,7 +78,9 @@ fn build<T>(name: Option<&'static str>) -> (Sender<T>, Receiver<T>) {
 
 /// The end that sends the value, once.
 pub struct Sender<T> {
-    inner: Arc<Inner<T>>,
+    /// Taken by `send`, so its drop has nothing to end: the value stands
+    /// for the end.
+    inner: Option<Arc<Inner<T>>>,
 }
 
 impl<T> Sender<T> {
@@ -87,8 +89,11 @@ impl<T> Sender<T> {
     /// # Errors
     ///
     /// `Err(value)`, handed back, when the receiver is gone or closed.
-    pub fn send(self, value: T) -> Result<(), T> {
-        match self.inner.mailbox.with(|mailbox| mailbox.put(value)) {
+    pub fn send(mut self, value: T) -> Result<(), T> {
+        let Some(inner) = self.inner.take() else {
+            unreachable!("a sender sends once, consuming itself")
+        };
+        match inner.mailbox.with(|mailbox| mailbox.put(value)) {
             Put::Stored(waker, _) => {
                 if let Some(waker) = waker {
                     waker.wake();
@@ -102,13 +107,17 @@ impl<T> Sender<T> {
     /// Whether the receiver is gone or closed (a send would be refused).
     #[must_use]
     pub fn is_closed(&self) -> bool {
-        self.inner.mailbox.with(|mailbox| mailbox.is_refused())
+        self.inner
+            .as_ref()
+            .is_none_or(|inner| inner.mailbox.with(|mailbox| mailbox.is_refused()))
     }
 }
 
 impl<T> Drop for Sender<T> {
     fn drop(&mut self) {
-        if let Some(waker) = self.inner.mailbox.with(Mailbox::end) {
+        if let Some(inner) = &self.inner
+            && let Some(waker) = inner.mailbox.with(Mailbox::end)
+        {
             waker.wake();
         }
     }
@@ -117,7 +126,7 @@ impl<T> Drop for Sender<T> {
 impl<T> fmt::Debug for Sender<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Sender")
-            .field("name", &self.inner.name)
+            .field("name", &self.inner.as_ref().and_then(|inner| inner.name))
             .finish_non_exhaustive()
     }
 }
@@ -204,6 +213,10 @@ impl<T> Future for Receiver<T> {
 
 impl<T> Drop for Receiver<T> {
     fn drop(&mut self) {
+        if self.done {
+            // Received, or ended: no value is left and no send comes.
+            return;
+        }
         // The value and the waker are dropped after the lock.
         let left = self.inner.mailbox.with(|mailbox| {
             mailbox.refuse();

@@ -12,6 +12,11 @@
 //! - `oneshot_send_recv`: one task makes a oneshot, sends and awaits the
 //!   value, 10,000 times: dinah's `oneshot`, tokio's `oneshot`. The
 //!   allocations per channel after warm-up are counted for both.
+//! - `watch_16`: sixteen tasks follow a watch; one sends 1,000 values, each
+//!   after every follower has seen the last (they count down a shared
+//!   counter): dinah's `watch` on a `LocalExecutor`, tokio's `watch` on a
+//!   current-thread runtime (`LocalSet`). Time per send and the sixteen
+//!   wakes and reads it causes.
 //!
 //! `cargo bench --bench sync_toolbox [-- FILTER] [--samples N]`.
 
@@ -21,7 +26,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use dinah::LocalExecutor;
-use dinah::sync::{Mutex, SharedMutex, SharedRwLock, oneshot};
+use dinah::sync::{Mutex, SharedMutex, SharedNotify, SharedRwLock, oneshot, watch};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 mod harness;
@@ -270,11 +275,109 @@ fn oneshot_case(options: &Options) {
     );
 }
 
+const FOLLOWERS: usize = 16;
+const SENDS: usize = 1_000;
+
+fn watch_case(options: &Options) {
+    if !options.wants("watch_16") {
+        return;
+    }
+    let dinah = LocalExecutor::new();
+    let tokio = tokio_runtime();
+    let mut contenders = vec![
+        Contender::new("dinah watch", false, || {
+            let (tx, rx) = watch::channel(0usize);
+            let seen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let all_seen = Arc::new(SharedNotify::new());
+            let followers: Vec<_> = (0..FOLLOWERS)
+                .map(|_| {
+                    let (mut rx, seen, all_seen) =
+                        (rx.clone(), Arc::clone(&seen), Arc::clone(&all_seen));
+                    dinah
+                        .try_spawn(async move {
+                            while rx.changed().await.is_ok() {
+                                black_box(*rx.borrow_and_update());
+                                if seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+                                    == FOLLOWERS
+                                {
+                                    all_seen.notify_one();
+                                }
+                            }
+                        })
+                        .expect("room")
+                })
+                .collect();
+            drop(rx);
+            dinah.block_on(async {
+                dinah::task::yield_now().await; // the followers wait
+                let start = Instant::now();
+                for n in 1..=SENDS {
+                    seen.store(0, std::sync::atomic::Ordering::Relaxed);
+                    tx.send(n).expect("followers");
+                    all_seen.notified().await;
+                }
+                let elapsed = start.elapsed();
+                drop(tx);
+                for follower in followers {
+                    follower.await.expect("ran");
+                }
+                elapsed / SENDS as u32
+            })
+        }),
+        Contender::new("tokio watch", true, || {
+            let local = tokio::task::LocalSet::new();
+            local.block_on(&tokio, async {
+                let (tx, rx) = tokio::sync::watch::channel(0usize);
+                let seen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+                let all_seen = Arc::new(tokio::sync::Notify::new());
+                let followers: Vec<_> = (0..FOLLOWERS)
+                    .map(|_| {
+                        let (mut rx, seen, all_seen) =
+                            (rx.clone(), Arc::clone(&seen), Arc::clone(&all_seen));
+                        tokio::task::spawn_local(async move {
+                            while rx.changed().await.is_ok() {
+                                black_box(*rx.borrow_and_update());
+                                if seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+                                    == FOLLOWERS
+                                {
+                                    all_seen.notify_one();
+                                }
+                            }
+                        })
+                    })
+                    .collect();
+                drop(rx);
+                tokio::task::yield_now().await;
+                let start = Instant::now();
+                for n in 1..=SENDS {
+                    seen.store(0, std::sync::atomic::Ordering::Relaxed);
+                    tx.send(n).expect("followers");
+                    all_seen.notified().await;
+                }
+                let elapsed = start.elapsed();
+                drop(tx);
+                for follower in followers {
+                    follower.await.expect("ran");
+                }
+                elapsed / SENDS as u32
+            })
+        }),
+    ];
+    let results = run_case(
+        "watch_16 (time per send seen by sixteen followers)",
+        1,
+        options.samples,
+        &mut contenders,
+    );
+    against_tokio("watch_16", &results, "dinah watch");
+}
+
 fn main() {
     let options = Options::from_args();
-    println!("# dinah mutex, read-write lock and oneshot benchmarks");
+    println!("# dinah mutex, read-write lock, oneshot and watch benchmarks");
     mutex(&options);
     contended(&options);
     rwlock(&options);
     oneshot_case(&options);
+    watch_case(&options);
 }

@@ -1,5 +1,5 @@
-//! What `diagnose()` says of tasks waiting on the async locks and on a
-//! oneshot reply: each is a line with a name, reported as `Backpressure` on
+//! What `diagnose()` says of tasks waiting on the async locks, on a
+//! oneshot reply and on a watch: each is a line with a name, reported as `Backpressure` on
 //! that name once the wait is longer than `no_wake`, never as `NoWake`.
 
 use std::sync::Arc;
@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use dinah::LocalExecutor;
 use dinah::executor::ExecutorConfig;
-use dinah::sync::{SharedMutex, SharedRwLock, oneshot};
+use dinah::sync::{SharedMutex, SharedRwLock, oneshot, watch};
 use dinah::telemetry::{Cause, ManualClock, Measured, TelemetryConfig, Thresholds, Verdict};
 
 fn thresholds() -> Thresholds {
@@ -36,6 +36,7 @@ fn waits_on_a_lock_or_a_reply_are_backpressure_by_name() {
     let sessions = Arc::new(SharedMutex::named("sessions", 0u32));
     let routes = Arc::new(SharedRwLock::named("routes", 0u32));
     let (reply_tx, reply_rx) = oneshot::named::<u32>("lookup reply");
+    let (config_tx, mut config_rx) = watch::named("config", 0u32);
     let held = sessions.try_lock().unwrap();
     let writing = routes.try_write().unwrap();
     let lockers = [
@@ -54,6 +55,11 @@ fn waits_on_a_lock_or_a_reply_are_backpressure_by_name() {
         executor
             .try_spawn(async move {
                 let _ = reply_rx.await;
+            })
+            .unwrap(),
+        executor
+            .try_spawn(async move {
+                let _ = config_rx.changed().await;
             })
             .unwrap(),
     ];
@@ -77,6 +83,7 @@ fn waits_on_a_lock_or_a_reply_are_backpressure_by_name() {
     assert_eq!(
         lines,
         [
+            (Some("config"), 1),
             (Some("lookup reply"), 1),
             (Some("routes"), 1),
             (Some("sessions"), 1)
@@ -84,6 +91,7 @@ fn waits_on_a_lock_or_a_reply_are_backpressure_by_name() {
     );
     drop((held, writing));
     reply_tx.send(1).unwrap();
+    config_tx.send(1).unwrap();
     executor.block_on(async {
         for locker in lockers {
             locker.await.unwrap();

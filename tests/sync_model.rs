@@ -1,5 +1,5 @@
-//! The channel, the semaphore, the mutex, the read-write lock and the
-//! oneshot against
+//! The channel, the semaphore, the mutex, the read-write lock, the oneshot
+//! and the watch against
 //! reference models, on random
 //! operation sequences: every outcome and every wake as the model says.
 //! (The `sync_ops` fuzz target runs the same checkers.)
@@ -8,7 +8,9 @@ use proptest::prelude::*;
 
 mod support;
 
-use support::sync_model::{check_channel, check_locks, check_oneshot, check_semaphore};
+use support::sync_model::{
+    check_channel, check_locks, check_oneshot, check_semaphore, check_watch,
+};
 
 fn cases() -> ProptestConfig {
     ProptestConfig::with_cases(if cfg!(miri) { 2 } else { 512 })
@@ -35,5 +37,10 @@ proptest! {
     #[test]
     fn the_oneshot_follows_its_model(bytes in proptest::collection::vec(any::<u8>(), 0..32)) {
         check_oneshot(&bytes);
+    }
+
+    #[test]
+    fn the_watch_follows_its_model(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+        check_watch(&bytes);
     }
 }

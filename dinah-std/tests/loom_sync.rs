@@ -9,7 +9,9 @@
 //! wait given up against the `notify_one` that reaches it; and the
 //! mutex's and the read-write lock's: two lockers on two threads, and a
 //! writer against a reader (each a value lent out of its cell); and the
-//! oneshot's: a send, and a sender dropped unsent, against the receive. A
+//! oneshot's: a send, and a sender dropped unsent, against the receive;
+//! and the watch's: a send, then the sender's drop, against a receiver
+//! joining the line. A
 //! lost wake shows as a deadlock, a lost value, permit or cancellation as a
 //! failed assertion.
 #![cfg(loom)]
@@ -21,6 +23,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use dinah_std::sync::{
     CancellationHandle, SharedMutex, SharedNotify, SharedRwLock, SharedSemaphore, mpsc, oneshot,
+    watch,
 };
 use loom::thread;
 
@@ -224,6 +227,21 @@ fn a_oneshot_sender_dropped_unsent_ends_a_waiting_receive() {
         let (tx, rx) = oneshot::channel::<u32>();
         let sender = thread::spawn(move || drop(tx));
         assert_eq!(block_on(rx), Err(oneshot::RecvError));
+        sender.join().unwrap();
+    });
+}
+
+#[test]
+fn a_watch_send_racing_a_receiver_joining_the_line_is_never_lost() {
+    loom::model(|| {
+        let (tx, mut rx) = watch::channel(0u32);
+        let sender = thread::spawn(move || {
+            tx.send(1).unwrap();
+            drop(tx);
+        });
+        assert_eq!(block_on(rx.changed()), Ok(()), "the last value, unseen");
+        assert_eq!(*rx.borrow(), 1);
+        assert_eq!(block_on(rx.changed()), Err(watch::RecvError));
         sender.join().unwrap();
     });
 }

@@ -576,3 +576,104 @@ pub(crate) fn check_oneshot(bytes: &[u8]) {
         }
     }
 }
+
+/// A watch receiver in the model's check: idle, waiting for a change (its
+/// wait owns it and hands it back), or gone.
+enum Follower {
+    Idle(dinah::sync::watch::Receiver<u8>),
+    Waiting(Polled<'static, ChangedBack>, bool),
+    Gone,
+}
+
+/// What a wait on a watch gives back: the outcome and the receiver.
+type ChangedBack = (
+    Result<(), dinah::sync::watch::RecvError>,
+    dinah::sync::watch::Receiver<u8>,
+);
+
+/// Drives a watch and its model with the operations coded in `bytes`
+/// (subscribe, wait or poll a wait, drop a receiver, send, drop the
+/// sender): every outcome, every wake and every value read as the model
+/// says.
+pub(crate) fn check_watch(bytes: &[u8]) {
+    use dinah::sync::watch;
+    let (tx, first) = watch::channel(0u8);
+    let mut tx = Some(tx);
+    let mut version = 0u64;
+    let mut latest = 0u8;
+    let mut followers = vec![Follower::Idle(first)];
+    let mut seen = vec![0u64];
+    for pair in bytes.chunks(2) {
+        let (op, arg) = (pair[0] % 5, pair.get(1).copied().unwrap_or(0));
+        let index = usize::from(arg) % followers.len();
+        match op {
+            0 => {
+                if let Some(sender) = &tx {
+                    followers.push(Follower::Idle(sender.subscribe()));
+                    seen.push(version);
+                }
+            }
+            1 => {
+                let mut wait = match std::mem::replace(&mut followers[index], Follower::Gone) {
+                    Follower::Idle(mut rx) => Polled::new(async move {
+                        let outcome = rx.changed().await;
+                        (outcome, rx)
+                    }),
+                    Follower::Waiting(wait, _) => wait,
+                    Follower::Gone => continue,
+                };
+                let closed = tx.is_none();
+                match wait.poll() {
+                    Poll::Ready((outcome, mut rx)) => {
+                        if version != seen[index] {
+                            assert_eq!(outcome, Ok(()), "a change is seen");
+                            seen[index] = version;
+                            assert_eq!(*rx.borrow_and_update(), latest, "the latest value");
+                        } else {
+                            assert!(closed, "no change, yet ready");
+                            assert_eq!(outcome, Err(watch::RecvError));
+                        }
+                        followers[index] = Follower::Idle(rx);
+                    }
+                    Poll::Pending => {
+                        assert!(version == seen[index] && !closed, "a change missed");
+                        followers[index] = Follower::Waiting(wait, false);
+                    }
+                }
+            }
+            2 => {
+                followers[index] = Follower::Gone;
+            }
+            3 => {
+                if let Some(sender) = &tx {
+                    let alive = followers.iter().any(|f| !matches!(f, Follower::Gone));
+                    let sent = sender.send(arg);
+                    assert_eq!(sent.is_ok(), alive, "send with receivers {alive}");
+                    if alive {
+                        version += 1;
+                        latest = arg;
+                        for follower in &mut followers {
+                            if let Follower::Waiting(_, due) = follower {
+                                *due = true;
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {
+                if tx.take().is_some() {
+                    for follower in &mut followers {
+                        if let Follower::Waiting(_, due) = follower {
+                            *due = true;
+                        }
+                    }
+                }
+            }
+        }
+        for (index, follower) in followers.iter().enumerate() {
+            if let Follower::Waiting(wait, due) = follower {
+                assert_eq!(wait.woken(), usize::from(*due), "follower {index} wakes");
+            }
+        }
+    }
+}

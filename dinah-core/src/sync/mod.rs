@@ -1,6 +1,7 @@
 //! What tasks, threads and interrupt handlers share to coordinate: a
 //! bounded [`Channel`], a [`Semaphore`], a [`Notify`], a [`Signal`] (the latest value for one
-//! waiting task), an async [`Mutex`], and
+//! waiting task), a [`Watch`] (the latest value for every follower), an
+//! async [`Mutex`], and
 //! [`CancellationToken`], the cooperative cancellation flag. (`dinah-std` adds run-time sized
 //! channels and semaphores, an owned `CancellationHandle` and `Shared`.)
 //!
@@ -17,6 +18,7 @@ mod mutex;
 mod notify;
 mod semaphore;
 mod signal;
+mod watch;
 
 pub use crate::raw::wait::{ChannelFigures, SemaphoreFigures};
 pub use crate::raw::wait::{PermitOverflow, Refusal, SendError, TryRecvError};
@@ -26,3 +28,4 @@ pub use mutex::{Locking, Mutex, MutexGuard};
 pub use notify::{Notify, Wait};
 pub use semaphore::{Acquire, Permit, Semaphore};
 pub use signal::{Signal, SignalWait};
+pub use watch::{Changed, Watch, WatchReceiver};

@@ -2,7 +2,8 @@
 //! channel sized at run time ([`mpsc`]), a [`SharedSemaphore`],
 //! [`CancellationHandle`], an owned and clonable cancellation flag that
 //! tasks can await and that reaches its children, and
-//! a channel for one value ([`oneshot`]), [`SharedNotify`], async [`SharedMutex`] and [`SharedRwLock`] (first in,
+//! a channel for one value ([`oneshot`]), a value receivers follow
+//! ([`watch`]), [`SharedNotify`], async [`SharedMutex`] and [`SharedRwLock`] (first in,
 //! first out, so no writer starves), [`SharedOnceCell`], and
 //! [`Shared`], a value behind a mutex whose poisoning is reported as
 //! [`SynchronizationError`].
@@ -25,6 +26,7 @@ pub mod oneshot;
 mod rwlock;
 mod semaphore;
 mod shared;
+pub mod watch;
 
 pub use cancel::{CancellationHandle, Cancelled};
 pub(crate) use line::Growing;

@@ -14,6 +14,7 @@
 //! | `mailbox.rs` | [`Mailbox`]: one value for one waiting receiver, for the core's `Signal` and std's `oneshot` |
 //! | `notice.rs` | [`Notice`]: a kept notification and a line, for both crates' notifies, and their [`Notified`] future |
 //! | `channel.rs` | [`ChannelState`]: a bounded channel's buffer, line and receiver, for both crates' channels |
+//! | `watched.rs` | [`Watched`]: a value with a version and the receivers waiting for the next, for both crates' watches |
 //! | `waiting.rs` | [`Lock`], and the send and acquire futures written once over it |
 //! | `error.rs`, `figures.rs` | what a send, receive or acquire reports, and the figures |
 #![forbid(unsafe_code)]
@@ -27,6 +28,7 @@ mod mailbox;
 mod notice;
 mod permits;
 mod waiting;
+mod watched;
 
 pub use channel::{ChannelState, SendPoll, SendSlot, Slots};
 pub use error::{PermitOverflow, Refusal, SendError, TryRecvError};
@@ -40,3 +42,4 @@ pub use waiting::{
     Acquiring, ChannelLock, Item, Lock, PermitLock, Sending, Settle, add_permits, critical,
     critical_in, forget_permits, poll_recv, release, try_send, wake, with_batch,
 };
+pub use watched::Watched;

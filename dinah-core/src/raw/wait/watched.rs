@@ -1,0 +1,144 @@
+//! [`Watched`]: a value with a version, and the line of receivers waiting
+//! for the next version, the one logic behind the core's `Watch` and
+//! `dinah-std`'s `watch` channel.
+#![forbid(unsafe_code)]
+
+use core::task::{Poll, Waker};
+
+use super::error::Refusal;
+use super::list::{Turn, WaitKey, WaitList, WaitStore, WakeBatch};
+use super::waiting::Settle;
+
+/// The latest value, its version (how many values were sent), whether the
+/// sending side is gone, and the receivers waiting for a newer version.
+///
+/// It does not lock or wake; its owner does (see
+/// [`Lock`](super::Lock)). A receiver remembers the version it saw last.
+#[derive(Debug)]
+pub struct Watched<V, S> {
+    value: V,
+    version: u64,
+    closed: bool,
+    line: WaitList<S>,
+    /// Receivers in line at the last send that it has not woken yet (it
+    /// wakes a batch of wakers at a time).
+    releasing: u32,
+}
+
+impl<V, S: WaitStore> Watched<V, S> {
+    /// `value` at version 0, nobody waiting, over `store`.
+    pub const fn new(value: V, store: S) -> Self {
+        Self {
+            value,
+            version: 0,
+            closed: false,
+            line: WaitList::new(store),
+            releasing: 0,
+        }
+    }
+
+    /// The value now.
+    pub fn value(&self) -> &V {
+        &self.value
+    }
+
+    /// How many values were sent.
+    #[must_use]
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// Whether the sending side is gone.
+    #[must_use]
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// Receivers waiting now.
+    #[must_use]
+    pub fn waiting(&self) -> u32 {
+        self.line.waiting()
+    }
+
+    /// Replaces the value with `value` (returned: drop it after the lock),
+    /// counts a version, and wakes every receiver waiting now, a batch of
+    /// wakers at a time (call [`Settle::settle`] while the batch comes back
+    /// full).
+    pub fn send(&mut self, value: V, batch: &mut WakeBatch) -> V {
+        let old = core::mem::replace(&mut self.value, value);
+        self.version = self.version.wrapping_add(1);
+        self.releasing = self.line.waiting();
+        self.release(batch);
+        old
+    }
+
+    fn release(&mut self, batch: &mut WakeBatch) {
+        while self.releasing > 0 && batch.has_room() && self.line.waiting() > 0 {
+            batch.push(self.line.settle_head(true));
+            self.releasing -= 1;
+        }
+        if self.line.waiting() == 0 {
+            self.releasing = 0;
+        }
+    }
+
+    /// The sending side is gone: every receiver waiting is woken, and a
+    /// receiver that has seen the last version is told so.
+    pub fn close(&mut self, batch: &mut WakeBatch) {
+        self.closed = true;
+        self.line.close_into(batch);
+    }
+
+    /// A receiver that saw version `seen` and waits at `waiting` looks for
+    /// a newer one: `Ready(Ok(()))` with `seen` moved to the version now,
+    /// `Ready(Err(Closed))` when none will come, `Ready(Err(LineFull))`
+    /// from a full fixed store; otherwise it waits in line, stamped `now`.
+    pub fn poll_changed(
+        &mut self,
+        seen: &mut u64,
+        waiting: &mut Option<WaitKey>,
+        waker: &Waker,
+        now: impl FnOnce() -> u64,
+    ) -> Poll<Result<(), Refusal>> {
+        if let Some(key) = *waiting {
+            match self.line.poll(key, waker) {
+                Turn::Waiting if self.version == *seen => return Poll::Pending,
+                // Changed, before the send's batch reached it: leave.
+                Turn::Waiting => {
+                    self.line.cancel(key);
+                }
+                Turn::Granted(_) | Turn::Closed => {}
+            }
+            *waiting = None;
+        }
+        if self.version != *seen {
+            *seen = self.version;
+            return Poll::Ready(Ok(()));
+        }
+        if self.closed {
+            return Poll::Ready(Err(Refusal::Closed));
+        }
+        match self.line.push(waker, 1, now()) {
+            Some(key) => {
+                *waiting = Some(key);
+                Poll::Pending
+            }
+            None => Poll::Ready(Err(Refusal::LineFull)),
+        }
+    }
+
+    /// A receiver waiting at `key` gives up its place.
+    pub fn cancel(&mut self, key: WaitKey) {
+        self.line.cancel(key);
+    }
+}
+
+impl<V, S: WaitStore> Settle for Watched<V, S> {
+    fn settle(&mut self, batch: &mut WakeBatch) {
+        if self.closed {
+            self.line.close_into(batch);
+        } else {
+            self.release(batch);
+        }
+    }
+}

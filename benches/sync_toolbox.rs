@@ -17,6 +17,9 @@
 //!   counter): dinah's `watch` on a `LocalExecutor`, tokio's `watch` on a
 //!   current-thread runtime (`LocalSet`). Time per send and the sixteen
 //!   wakes and reads it causes.
+//! - `broadcast_16`: sixteen tasks receive from a broadcast keeping 64
+//!   values; one sends 1,000 values, each after every receiver has read
+//!   the last: dinah's `broadcast`, tokio's `broadcast`, as above.
 //!
 //! `cargo bench --bench sync_toolbox [-- FILTER] [--samples N]`.
 
@@ -26,7 +29,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use dinah::LocalExecutor;
-use dinah::sync::{Mutex, SharedMutex, SharedNotify, SharedRwLock, oneshot, watch};
+use dinah::sync::{Mutex, SharedMutex, SharedNotify, SharedRwLock, broadcast, oneshot, watch};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
 mod harness;
@@ -372,12 +375,107 @@ fn watch_case(options: &Options) {
     against_tokio("watch_16", &results, "dinah watch");
 }
 
+fn broadcast_case(options: &Options) {
+    if !options.wants("broadcast_16") {
+        return;
+    }
+    let dinah = LocalExecutor::new();
+    let tokio = tokio_runtime();
+    let mut contenders = vec![
+        Contender::new("dinah broadcast", false, || {
+            let (tx, rx) = broadcast::channel(64).expect("capacity");
+            let seen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let all_seen = Arc::new(SharedNotify::new());
+            let readers: Vec<_> = (0..FOLLOWERS)
+                .map(|_| {
+                    let (mut rx, seen, all_seen) =
+                        (rx.resubscribe(), Arc::clone(&seen), Arc::clone(&all_seen));
+                    dinah
+                        .try_spawn(async move {
+                            while let Ok(value) = rx.recv().await {
+                                black_box(value);
+                                if seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+                                    == FOLLOWERS
+                                {
+                                    all_seen.notify_one();
+                                }
+                            }
+                        })
+                        .expect("room")
+                })
+                .collect();
+            drop(rx);
+            dinah.block_on(async {
+                dinah::task::yield_now().await; // the readers wait
+                let start = Instant::now();
+                for n in 1..=SENDS {
+                    seen.store(0, std::sync::atomic::Ordering::Relaxed);
+                    tx.send(n).expect("readers");
+                    all_seen.notified().await;
+                }
+                let elapsed = start.elapsed();
+                drop(tx);
+                for reader in readers {
+                    reader.await.expect("ran");
+                }
+                elapsed / SENDS as u32
+            })
+        }),
+        Contender::new("tokio broadcast", true, || {
+            let local = tokio::task::LocalSet::new();
+            local.block_on(&tokio, async {
+                let (tx, rx) = tokio::sync::broadcast::channel(64);
+                let seen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+                let all_seen = Arc::new(tokio::sync::Notify::new());
+                let readers: Vec<_> = (0..FOLLOWERS)
+                    .map(|_| {
+                        let (mut rx, seen, all_seen) =
+                            (rx.resubscribe(), Arc::clone(&seen), Arc::clone(&all_seen));
+                        tokio::task::spawn_local(async move {
+                            while let Ok(value) = rx.recv().await {
+                                black_box(value);
+                                if seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+                                    == FOLLOWERS
+                                {
+                                    all_seen.notify_one();
+                                }
+                            }
+                        })
+                    })
+                    .collect();
+                drop(rx);
+                tokio::task::yield_now().await;
+                let start = Instant::now();
+                for n in 1..=SENDS {
+                    seen.store(0, std::sync::atomic::Ordering::Relaxed);
+                    tx.send(n).expect("readers");
+                    all_seen.notified().await;
+                }
+                let elapsed = start.elapsed();
+                drop(tx);
+                for reader in readers {
+                    reader.await.expect("ran");
+                }
+                elapsed / SENDS as u32
+            })
+        }),
+    ];
+    let results = run_case(
+        "broadcast_16 (time per send read by sixteen receivers)",
+        1,
+        options.samples,
+        &mut contenders,
+    );
+    against_tokio("broadcast_16", &results, "dinah broadcast");
+}
+
 fn main() {
     let options = Options::from_args();
-    println!("# dinah mutex, read-write lock, oneshot and watch benchmarks");
+    println!("# dinah mutex, read-write lock, oneshot, watch and broadcast benchmarks");
     mutex(&options);
     contended(&options);
     rwlock(&options);
     oneshot_case(&options);
     watch_case(&options);
+    broadcast_case(&options);
 }

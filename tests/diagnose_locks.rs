@@ -1,5 +1,5 @@
 //! What `diagnose()` says of tasks waiting on the async locks, on a
-//! oneshot reply and on a watch: each is a line with a name, reported as `Backpressure` on
+//! oneshot reply, on a watch and on a broadcast: each is a line with a name, reported as `Backpressure` on
 //! that name once the wait is longer than `no_wake`, never as `NoWake`.
 
 use std::sync::Arc;
@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use dinah::LocalExecutor;
 use dinah::executor::ExecutorConfig;
-use dinah::sync::{SharedMutex, SharedRwLock, oneshot, watch};
+use dinah::sync::{SharedMutex, SharedRwLock, broadcast, oneshot, watch};
 use dinah::telemetry::{Cause, ManualClock, Measured, TelemetryConfig, Thresholds, Verdict};
 
 fn thresholds() -> Thresholds {
@@ -37,6 +37,7 @@ fn waits_on_a_lock_or_a_reply_are_backpressure_by_name() {
     let routes = Arc::new(SharedRwLock::named("routes", 0u32));
     let (reply_tx, reply_rx) = oneshot::named::<u32>("lookup reply");
     let (config_tx, mut config_rx) = watch::named("config", 0u32);
+    let (events_tx, mut events_rx) = broadcast::named("events", 4).unwrap();
     let held = sessions.try_lock().unwrap();
     let writing = routes.try_write().unwrap();
     let lockers = [
@@ -62,6 +63,11 @@ fn waits_on_a_lock_or_a_reply_are_backpressure_by_name() {
                 let _ = config_rx.changed().await;
             })
             .unwrap(),
+        executor
+            .try_spawn(async move {
+                let _ = events_rx.recv().await;
+            })
+            .unwrap(),
     ];
     executor.tick(usize::MAX);
     clock.advance(Duration::from_millis(500));
@@ -84,6 +90,7 @@ fn waits_on_a_lock_or_a_reply_are_backpressure_by_name() {
         lines,
         [
             (Some("config"), 1),
+            (Some("events"), 1),
             (Some("lookup reply"), 1),
             (Some("routes"), 1),
             (Some("sessions"), 1)
@@ -92,6 +99,7 @@ fn waits_on_a_lock_or_a_reply_are_backpressure_by_name() {
     drop((held, writing));
     reply_tx.send(1).unwrap();
     config_tx.send(1).unwrap();
+    events_tx.send(1u32).unwrap();
     executor.block_on(async {
         for locker in lockers {
             locker.await.unwrap();

@@ -1,5 +1,5 @@
-//! The channel, the semaphore, the mutex, the read-write lock, the oneshot
-//! and the watch against
+//! The channel, the semaphore, the mutex, the read-write lock, the oneshot,
+//! the watch and the broadcast against
 //! reference models, on random
 //! operation sequences: every outcome and every wake as the model says.
 //! (The `sync_ops` fuzz target runs the same checkers.)
@@ -8,9 +8,8 @@ use proptest::prelude::*;
 
 mod support;
 
-use support::sync_model::{
-    check_channel, check_locks, check_oneshot, check_semaphore, check_watch,
-};
+use support::sync_model::{check_channel, check_semaphore};
+use support::wait_model::{check_broadcast, check_locks, check_oneshot, check_watch};
 
 fn cases() -> ProptestConfig {
     ProptestConfig::with_cases(if cfg!(miri) { 2 } else { 512 })
@@ -42,5 +41,10 @@ proptest! {
     #[test]
     fn the_watch_follows_its_model(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
         check_watch(&bytes);
+    }
+
+    #[test]
+    fn the_broadcast_follows_its_model(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+        check_broadcast(&bytes);
     }
 }

@@ -11,7 +11,8 @@
 //! writer against a reader (each a value lent out of its cell); and the
 //! oneshot's: a send, and a sender dropped unsent, against the receive;
 //! and the watch's: a send, then the sender's drop, against a receiver
-//! joining the line. A
+//! joining the line; and the broadcast's: a send and the last sender's
+//! drop against a receiver joining the line. A
 //! lost wake shows as a deadlock, a lost value, permit or cancellation as a
 //! failed assertion.
 #![cfg(loom)]
@@ -22,8 +23,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
 use dinah_std::sync::{
-    CancellationHandle, SharedMutex, SharedNotify, SharedRwLock, SharedSemaphore, mpsc, oneshot,
-    watch,
+    CancellationHandle, SharedMutex, SharedNotify, SharedRwLock, SharedSemaphore, broadcast, mpsc,
+    oneshot, watch,
 };
 use loom::thread;
 
@@ -242,6 +243,20 @@ fn a_watch_send_racing_a_receiver_joining_the_line_is_never_lost() {
         assert_eq!(block_on(rx.changed()), Ok(()), "the last value, unseen");
         assert_eq!(*rx.borrow(), 1);
         assert_eq!(block_on(rx.changed()), Err(watch::RecvError));
+        sender.join().unwrap();
+    });
+}
+
+#[test]
+fn a_broadcast_reaches_a_receiver_joining_the_line_and_then_ends() {
+    loom::model(|| {
+        let (tx, mut rx) = broadcast::channel::<u32>(2).unwrap();
+        let sender = thread::spawn(move || {
+            tx.send(1).unwrap();
+            drop(tx);
+        });
+        assert_eq!(block_on(rx.recv()), Ok(1));
+        assert_eq!(block_on(rx.recv()), Err(broadcast::RecvError::Closed));
         sender.join().unwrap();
     });
 }

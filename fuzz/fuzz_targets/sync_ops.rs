@@ -1,5 +1,5 @@
 //! Operation sequences on the bounded channel, the semaphore, the mutex and
-//! the read-write lock, the oneshot and the watch, against
+//! the read-write lock, the oneshot, the watch and the broadcast, against
 //! their reference models (the checkers `tests/sync_model.rs` uses): every
 //! outcome, and every wake, as the model says.
 #![no_main]
@@ -8,11 +8,14 @@ use libfuzzer_sys::fuzz_target;
 
 #[path = "../../tests/support/sync_model.rs"]
 mod sync_model;
+#[path = "../../tests/support/wait_model.rs"]
+mod wait_model;
 
 fuzz_target!(|bytes: &[u8]| {
     sync_model::check_channel(bytes);
     sync_model::check_semaphore(bytes);
-    sync_model::check_locks(bytes);
-    sync_model::check_oneshot(bytes);
-    sync_model::check_watch(bytes);
+    wait_model::check_locks(bytes);
+    wait_model::check_oneshot(bytes);
+    wait_model::check_watch(bytes);
+    wait_model::check_broadcast(bytes);
 });

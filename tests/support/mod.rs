@@ -16,6 +16,8 @@ pub(crate) mod temp_dir;
 #[allow(dead_code)]
 pub(crate) mod virtual_time;
 #[allow(dead_code)]
+pub(crate) mod wait_model;
+#[allow(dead_code)]
 pub(crate) mod workers;
 
 /// A `BoundedQueue` with hooks: `len()` answers what `reported_len` says

@@ -3,7 +3,7 @@
 //! [`CancellationHandle`], an owned and clonable cancellation flag that
 //! tasks can await and that reaches its children, and
 //! a channel for one value ([`oneshot`]), a value receivers follow
-//! ([`watch`]), [`SharedNotify`], async [`SharedMutex`] and [`SharedRwLock`] (first in,
+//! ([`watch`]), values every receiver reads ([`broadcast`]), [`SharedNotify`], async [`SharedMutex`] and [`SharedRwLock`] (first in,
 //! first out, so no writer starves), [`SharedOnceCell`], and
 //! [`Shared`], a value behind a mutex whose poisoning is reported as
 //! [`SynchronizationError`].
@@ -16,6 +16,7 @@
 //! contract suite.
 #![forbid(unsafe_code)]
 
+pub mod broadcast;
 mod cancel;
 mod line;
 pub mod mpsc;

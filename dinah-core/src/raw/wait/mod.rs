@@ -14,12 +14,15 @@
 //! | `mailbox.rs` | [`Mailbox`]: one value for one waiting receiver, for the core's `Signal` and std's `oneshot` |
 //! | `notice.rs` | [`Notice`]: a kept notification and a line, for both crates' notifies, and their [`Notified`] future |
 //! | `channel.rs` | [`ChannelState`]: a bounded channel's buffer, line and receiver, for both crates' channels |
+//! | `crowd.rs` | [`Crowd`]: receivers a send wakes all at once, for the watches and broadcasts |
+//! | `ring.rs` | [`Ring`]: the last values sent, each for every receiver, for the core's `PubSub` and std's `broadcast` |
 //! | `watched.rs` | [`Watched`]: a value with a version and the receivers waiting for the next, for both crates' watches |
 //! | `waiting.rs` | [`Lock`], and the send and acquire futures written once over it |
 //! | `error.rs`, `figures.rs` | what a send, receive or acquire reports, and the figures |
 #![forbid(unsafe_code)]
 
 mod channel;
+mod crowd;
 mod error;
 mod figures;
 mod lent;
@@ -27,10 +30,12 @@ mod list;
 mod mailbox;
 mod notice;
 mod permits;
+mod ring;
 mod waiting;
 mod watched;
 
 pub use channel::{ChannelState, SendPoll, SendSlot, Slots};
+pub use crowd::Crowd;
 pub use error::{PermitOverflow, Refusal, SendError, TryRecvError};
 pub use figures::{ChannelFigures, SemaphoreFigures};
 pub use lent::{Lent, Vault};
@@ -38,6 +43,7 @@ pub use list::{Turn, WAKE_BATCH, WaitEntry, WaitKey, WaitList, WaitStore, WakeBa
 pub use mailbox::{Mailbox, Put};
 pub use notice::{Notice, NoticeLock, Notified, notify_one, notify_waiters};
 pub use permits::Permits;
+pub use ring::{Missed, Ring, RingSlots};
 pub use waiting::{
     Acquiring, ChannelLock, Item, Lock, PermitLock, Sending, Settle, add_permits, critical,
     critical_in, forget_permits, poll_recv, release, try_send, wake, with_batch,

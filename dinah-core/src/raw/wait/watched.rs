@@ -5,8 +5,9 @@
 
 use core::task::{Poll, Waker};
 
+use super::crowd::Crowd;
 use super::error::Refusal;
-use super::list::{Turn, WaitKey, WaitList, WaitStore, WakeBatch};
+use super::list::{WaitKey, WaitStore, WakeBatch};
 use super::waiting::Settle;
 
 /// The latest value, its version (how many values were sent), whether the
@@ -19,10 +20,7 @@ pub struct Watched<V, S> {
     value: V,
     version: u64,
     closed: bool,
-    line: WaitList<S>,
-    /// Receivers in line at the last send that it has not woken yet (it
-    /// wakes a batch of wakers at a time).
-    releasing: u32,
+    crowd: Crowd<S>,
 }
 
 impl<V, S: WaitStore> Watched<V, S> {
@@ -32,8 +30,7 @@ impl<V, S: WaitStore> Watched<V, S> {
             value,
             version: 0,
             closed: false,
-            line: WaitList::new(store),
-            releasing: 0,
+            crowd: Crowd::new(store),
         }
     }
 
@@ -57,7 +54,7 @@ impl<V, S: WaitStore> Watched<V, S> {
     /// Receivers waiting now.
     #[must_use]
     pub fn waiting(&self) -> u32 {
-        self.line.waiting()
+        self.crowd.waiting()
     }
 
     /// Replaces the value with `value` (returned: drop it after the lock),
@@ -67,26 +64,15 @@ impl<V, S: WaitStore> Watched<V, S> {
     pub fn send(&mut self, value: V, batch: &mut WakeBatch) -> V {
         let old = core::mem::replace(&mut self.value, value);
         self.version = self.version.wrapping_add(1);
-        self.releasing = self.line.waiting();
-        self.release(batch);
+        self.crowd.wake_all(batch);
         old
-    }
-
-    fn release(&mut self, batch: &mut WakeBatch) {
-        while self.releasing > 0 && batch.has_room() && self.line.waiting() > 0 {
-            batch.push(self.line.settle_head(true));
-            self.releasing -= 1;
-        }
-        if self.line.waiting() == 0 {
-            self.releasing = 0;
-        }
     }
 
     /// The sending side is gone: every receiver waiting is woken, and a
     /// receiver that has seen the last version is told so.
     pub fn close(&mut self, batch: &mut WakeBatch) {
         self.closed = true;
-        self.line.close_into(batch);
+        self.crowd.close(batch);
     }
 
     /// A receiver that saw version `seen` and waits at `waiting` looks for
@@ -100,16 +86,11 @@ impl<V, S: WaitStore> Watched<V, S> {
         waker: &Waker,
         now: impl FnOnce() -> u64,
     ) -> Poll<Result<(), Refusal>> {
-        if let Some(key) = *waiting {
-            match self.line.poll(key, waker) {
-                Turn::Waiting if self.version == *seen => return Poll::Pending,
-                // Changed, before the send's batch reached it: leave.
-                Turn::Waiting => {
-                    self.line.cancel(key);
-                }
-                Turn::Granted(_) | Turn::Closed => {}
-            }
-            *waiting = None;
+        if self
+            .crowd
+            .still_waiting(waiting, waker, self.version != *seen)
+        {
+            return Poll::Pending;
         }
         if self.version != *seen {
             *seen = self.version;
@@ -118,27 +99,19 @@ impl<V, S: WaitStore> Watched<V, S> {
         if self.closed {
             return Poll::Ready(Err(Refusal::Closed));
         }
-        match self.line.push(waker, 1, now()) {
-            Some(key) => {
-                *waiting = Some(key);
-                Poll::Pending
-            }
-            None => Poll::Ready(Err(Refusal::LineFull)),
-        }
+        self.crowd
+            .join(waiting, waker, now)
+            .map_or_else(|refusal| Poll::Ready(Err(refusal)), |()| Poll::Pending)
     }
 
     /// A receiver waiting at `key` gives up its place.
     pub fn cancel(&mut self, key: WaitKey) {
-        self.line.cancel(key);
+        self.crowd.cancel(key);
     }
 }
 
 impl<V, S: WaitStore> Settle for Watched<V, S> {
     fn settle(&mut self, batch: &mut WakeBatch) {
-        if self.closed {
-            self.line.close_into(batch);
-        } else {
-            self.release(batch);
-        }
+        self.crowd.settle(self.closed, batch);
     }
 }

@@ -1,17 +1,18 @@
 //! The tools an application owns, in one small service: a bounded intake
-//! channel, a semaphore that caps work in flight, a task group that owns
-//! the request handlers, waiting submits to a CPU pool, named tasks, and a
-//! shutdown that drains.
+//! channel shared by long-lived handlers, a semaphore that caps work in
+//! flight, a task group that owns the handlers, calls to a CPU pool, named
+//! tasks, and a shutdown that drains.
 //!
 //! An `ingest` task sends 24 requests into a named channel of 4 (it waits
-//! whenever the channel is full). A `dispatch` task takes each request,
-//! waits for one of 3 permits, and starts a handler in its group; each
-//! handler hands its CPU work to a 2-thread pool with `spawn(..).await`,
-//! which waits for room instead of failing when the pool's queue is full.
-//! At the end the figures of the channel, the semaphore and the pool say
-//! where the backpressure was. Ctrl-C or SIGTERM stops the intake early;
-//! the requests already sent are still handled, and the draining shutdown
-//! reports every task.
+//! whenever the channel is full). Four `handler` tasks in a group share the
+//! channel's receiver: each takes the next request, waits for one of 3
+//! permits, and hands its CPU work to a 2-thread pool with `call`, which
+//! waits for room instead of failing when the pool's queue is full and
+//! then for the job's value. Errors of every kind go up with `?` as one
+//! boxed error. At the end the figures of the channel, the semaphore and
+//! the pool say where the backpressure was. Ctrl-C or SIGTERM stops the
+//! intake early; the requests already sent are still handled, and the
+//! draining shutdown reports every task.
 //!
 //! Run it with `cargo run --example pipeline`.
 
@@ -31,6 +32,10 @@ mod stop;
 use stop::Stop;
 
 const REQUESTS: u64 = 24;
+const HANDLERS: usize = 4;
+
+/// Every error the service can meet, carried up by `?`.
+type Error = Box<dyn std::error::Error + Send + Sync>;
 
 /// A small, deterministic piece of CPU work.
 fn checksum(seed: u64) -> u64 {
@@ -39,16 +44,16 @@ fn checksum(seed: u64) -> u64 {
     })
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), Error> {
     let executor =
         LocalExecutor::with_telemetry(ExecutorConfig::default(), TelemetryConfig::new())?;
-    let cpu = WorkerPool::new(CoreConfig::new(2)?, 2)?;
-    let (intake, mut requests) = mpsc::named::<u64>("intake", 4)?;
+    let pool = WorkerPool::new(CoreConfig::new(2)?, 2)?;
+    let (intake, requests) = mpsc::named::<u64>("intake", 4)?;
     let in_flight = SharedSemaphore::named("requests in flight", 3);
 
     let ingest = executor.try_spawn_named("ingest", async move {
         // Ctrl-C or SIGTERM stops the intake; what was sent still drains.
-        let mut stop = Stop::new().map_err(|e| e.to_string())?;
+        let mut stop = Stop::new()?;
         let mut sent = 0;
         for request in 0..REQUESTS {
             // Waits while the intake is full: the producer slows down.
@@ -66,39 +71,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             sent += 1;
         }
-        Ok::<u64, String>(sent)
+        Ok::<_, Error>((sent, intake.figures()))
     })?;
 
-    let spawner = cpu.spawner();
-    let permits = in_flight.clone();
-    let local = executor.local_spawner();
-    let dispatch = executor.try_spawn_named("dispatch", async move {
-        let mut handlers = local.group::<Result<u64, String>>();
-        while let Some(request) = requests.recv().await {
-            let permit = permits.acquire_owned().await.map_err(|e| e.to_string())?;
-            let cpu = spawner.clone();
-            handlers
-                .spawn_named("handler", async move {
-                    // Waits for room in the pool's queue instead of failing.
-                    let job = cpu
-                        .spawn(move || checksum(request))
-                        .await
-                        .map_err(|refused| format!("refused: {refused:?}"))?;
-                    let sum = job.await.map_err(|e| e.to_string())?;
-                    drop(permit);
-                    Ok(sum)
-                })
-                .map_err(|_| "the executor refused a handler")?;
-        }
-        let mut total = 0u64;
-        for (_, result) in handlers.join_all().await {
-            total = total.wrapping_add(result.map_err(|e| e.to_string())??);
-        }
-        Ok::<_, String>((total, requests.figures()))
-    })?;
+    let (cpu, permits) = (pool.spawner(), in_flight.clone());
+    let requests = requests.shared();
+    let mut handlers = executor.local_spawner().group::<Result<u64, Error>>();
+    for _ in 0..HANDLERS {
+        let (requests, permits, cpu) = (requests.clone(), permits.clone(), cpu.clone());
+        handlers
+            .spawn_named("handler", async move {
+                let mut total = 0u64;
+                while let Some(request) = requests.recv().await {
+                    let _permit = permits.acquire().await?;
+                    // Waits for room in the pool, then for the value.
+                    total = total.wrapping_add(cpu.call(move || checksum(request)).await?);
+                }
+                Ok(total)
+            })
+            .map_err(|_| "the executor refused a handler")?;
+    }
+    drop(requests);
 
-    let (total, intake) = executor.block_on(dispatch)??;
-    let sent = executor.block_on(ingest)??;
+    let totals = executor.block_on(handlers.try_join_all())?;
+    let total = totals.into_iter().fold(0u64, u64::wrapping_add);
+    let (sent, intake) = executor.block_on(ingest)??;
     let expected = (0..sent)
         .map(checksum)
         .fold(0u64, |acc, sum| acc.wrapping_add(sum));
@@ -120,7 +117,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         semaphore.acquired,
         semaphore.peak_waiting
     );
-    let stats = cpu.stats();
+    let stats = pool.stats();
     println!(
         "cpu pool: {} accepted, {} refused (waiting submits are never refused for room)",
         stats.accepted, stats.rejected
@@ -132,6 +129,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|task| (task.name.unwrap_or("unnamed"), task.end))
         .collect();
     println!("shutdown (drain): tasks alive when it began: {ended:?}");
-    cpu.shutdown(ShutdownPolicy::Drain);
+    pool.shutdown(ShutdownPolicy::Drain);
     Ok(())
 }

@@ -40,7 +40,7 @@
 //! | --- | --- |
 //! | `worker.rs`, `batch.rs` | [`WorkerPool`] and its fork-join batches |
 //! | `blocking.rs` | [`BlockingPool`] and [`BlockingConfig`] |
-//! | `spawner.rs` | [`PoolSpawner`] |
+//! | `spawner.rs`, `call.rs` | [`PoolSpawner`], and its `call` with [`CallError`] |
 //! | `config.rs` | [`AdmissionBound`], [`ShutdownPolicy`], [`PoolError`] |
 //! | `report.rs` | [`PoolStats`], [`PoolReport`] and what else a pool tells back |
 //! | `engine.rs` | the engine both run on: its queue and threads, with its invariants |
@@ -57,6 +57,7 @@
 mod admission;
 mod batch;
 mod blocking;
+mod call;
 mod config;
 mod engine;
 mod io_pool;
@@ -73,6 +74,7 @@ mod worker;
 mod worker_cell;
 
 pub use blocking::{BlockingConfig, BlockingPool};
+pub use call::CallError;
 pub use config::{AdmissionBound, PoolError, ShutdownPolicy};
 pub(crate) use io_pool::run as run_on_io_pool;
 pub use io_pool::{IO_POOL_QUEUE, IO_POOL_THREADS, io_pool_stats};

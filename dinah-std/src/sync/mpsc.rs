@@ -1,5 +1,6 @@
-//! A bounded, many-sender, one-receiver channel sized at run time:
-//! [`channel`], [`named`], [`Sender`] and [`Receiver`].
+//! A bounded, many-sender channel sized at run time: [`channel`],
+//! [`named`], [`Sender`] and [`Receiver`], which [`Receiver::shared`] turns
+//! into a [`SharedReceiver`] for many consumers.
 //!
 //! The same logic as the core's static
 //! [`Channel`](dinah_core::sync::Channel) (one
@@ -44,7 +45,7 @@
 //!
 //! # What it does not do
 //!
-//! It has one receiver, and it does not allocate the whole buffer up front
+//! Its receiver is one consumer until it is shared, and it does not allocate the whole buffer up front
 //! (the buffer grows up to its capacity as values arrive).
 #![forbid(unsafe_code)]
 
@@ -58,6 +59,7 @@ use dinah_core::raw;
 use dinah_core::raw::wait::{ChannelLock, ChannelState, Lock, Sending};
 use dinah_core::sync::{ChannelFigures, SendError, TryRecvError};
 
+use super::SharedMutex;
 use super::line::{Bounded, Growing, Locked};
 use crate::queue::CapacityError;
 
@@ -255,6 +257,108 @@ impl<T> Receiver<T> {
     #[must_use]
     pub fn figures(&self) -> ChannelFigures {
         figures(&self.inner)
+    }
+
+    /// Turns it into a receiver that many consumers share: clone the
+    /// [`SharedReceiver`] for each (a pool of long-lived handlers, say).
+    pub fn shared(self) -> SharedReceiver<T> {
+        let turn = match self.inner.name {
+            Some(name) => SharedMutex::named(name, self),
+            None => SharedMutex::new(self),
+        };
+        SharedReceiver {
+            turn: Arc::new(turn),
+        }
+    }
+}
+
+/// A channel's receiver shared by many consumers, each `recv` taking the
+/// next value: made by [`Receiver::shared`], cloned for each consumer.
+///
+/// Consumers take turns first come, first served: the one whose turn it is
+/// waits for the next value while the others wait behind it (an async
+/// [`SharedMutex`] around the one receiver), so each value goes to exactly
+/// one consumer and none is lost when a consumer's `recv` is dropped.
+///
+/// ```
+/// use dinah::LocalExecutor;
+/// use dinah::sync::mpsc;
+///
+/// let executor = LocalExecutor::new();
+/// let (jobs, rx) = mpsc::named("jobs", 8).unwrap();
+/// let rx = rx.shared();
+/// let handlers: Vec<_> = (0..3)
+///     .map(|_| {
+///         let rx = rx.clone();
+///         executor
+///             .try_spawn(async move {
+///                 let mut done = 0u32;
+///                 while let Some(job) = rx.recv().await {
+///                     done += job;
+///                 }
+///                 Ok::<u32, ()>(done)
+///             })
+///             .unwrap()
+///     })
+///     .collect();
+/// drop(rx);
+/// let total = executor.block_on(async move {
+///     for job in 1..=10 {
+///         jobs.send(job).await.unwrap();
+///     }
+///     drop(jobs); // the handlers see the end
+///     let mut total = 0;
+///     for handler in handlers {
+///         total += handler.await.unwrap().unwrap();
+///     }
+///     total
+/// });
+/// assert_eq!(total, 55, "each job handled once");
+/// ```
+///
+/// # What it does not do
+///
+/// A consumer's turn lasts until a value comes: a value is never handed to
+/// a consumer that is not awaiting `recv`. Each value costs one more lock
+/// (the turn) than a single receiver's.
+pub struct SharedReceiver<T> {
+    turn: Arc<SharedMutex<Receiver<T>>>,
+}
+
+impl<T> SharedReceiver<T> {
+    /// Receives the next value, after the consumers ahead in line; `None`
+    /// at the end (closed or every sender gone, and nothing left).
+    pub async fn recv(&self) -> Option<T> {
+        self.turn.lock().await.recv().await
+    }
+
+    /// Receives the next value without waiting.
+    ///
+    /// # Errors
+    ///
+    /// [`TryRecvError::Empty`] also when another consumer holds the turn
+    /// (a value there is promised to it); [`TryRecvError::Closed`].
+    pub fn try_recv(&self) -> Result<T, TryRecvError> {
+        match self.turn.try_lock() {
+            Ok(mut receiver) => receiver.try_recv(),
+            Err(_) => Err(TryRecvError::Empty),
+        }
+    }
+}
+
+impl<T> Clone for SharedReceiver<T> {
+    fn clone(&self) -> Self {
+        Self {
+            turn: Arc::clone(&self.turn),
+        }
+    }
+}
+
+impl<T> fmt::Debug for SharedReceiver<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedReceiver")
+            .field("consumers", &Arc::strong_count(&self.turn))
+            .finish_non_exhaustive()
     }
 }
 

@@ -480,6 +480,36 @@ impl<'a, T, S> TaskGroup<'a, T, S> {
     }
 }
 
+impl<V, E, S> TaskGroup<'_, Result<V, E>, S> {
+    /// Every child's value, in spawn order, for children that return
+    /// `Result<V, E>`: one `Result` to `?`, with nothing to flatten. A
+    /// child's own error, or its [`JoinError`] (through `E`'s
+    /// `From<JoinError>`, as `Box<dyn Error + Send + Sync>` has), is
+    /// returned as soon as it is found, in spawn order; the children not
+    /// yet joined then stay in the group (dropping the group cancels
+    /// them).
+    ///
+    /// # Errors
+    ///
+    /// The first error, in spawn order.
+    pub async fn try_join_all(&mut self) -> Result<Vec<V>, E>
+    where
+        E: From<JoinError>,
+    {
+        let mut values = Vec::with_capacity(self.open);
+        for index in 0..self.children.len() {
+            if let Some(handle) = self.children[index].handle.as_mut() {
+                let result = handle.await;
+                self.settle(index, &result);
+                values.push(result??);
+            }
+        }
+        lock_std(&self.woken).children.clear();
+        self.to_look.clear();
+        Ok(values)
+    }
+}
+
 impl<T, S> Drop for TaskGroup<'_, T, S> {
     /// Cancels every child not yet joined: see "Dropping a group".
     fn drop(&mut self) {

@@ -24,6 +24,7 @@
 //! `cargo bench --bench sync_toolbox [-- FILTER] [--samples N]`.
 
 use std::alloc::System;
+use std::future::Future;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -40,6 +41,20 @@ use harness::{Contender, Options, median_of, run_case, target};
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 const ROUNDS: usize = 10_000;
+
+/// The time of one round of `$body`, run `ROUNDS` times inside one
+/// `block_on` of `$runtime`.
+macro_rules! per_round {
+    ($runtime:expr, $round:pat => $body:expr) => {
+        $runtime.block_on(async {
+            let start = Instant::now();
+            for $round in 0..ROUNDS {
+                $body;
+            }
+            start.elapsed() / ROUNDS as u32
+        })
+    };
+}
 const CONTENDERS: usize = 4;
 
 fn tokio_runtime() -> tokio::runtime::Runtime {
@@ -48,9 +63,17 @@ fn tokio_runtime() -> tokio::runtime::Runtime {
         .expect("a current-thread runtime")
 }
 
-/// Prints the goal line: dinah's median over tokio's.
-fn against_tokio(case: &str, results: &[(String, Duration)], dinah: &str) {
-    let ratio = median_of(results, dinah) / median_of(results, "tokio");
+/// Runs `contenders` as the case `title` and prints the goal line for
+/// `case`: the median of the contender named `dinah` over tokio's.
+fn measure(
+    options: &Options,
+    case: &str,
+    title: &str,
+    dinah: &str,
+    contenders: &mut [Contender<'_>],
+) {
+    let results = run_case(title, 1, options.samples, contenders);
+    let ratio = median_of(&results, dinah) / median_of(&results, "tokio");
     target(
         &format!("{case}: {dinah} / tokio (at most 1.0)"),
         ratio,
@@ -69,41 +92,29 @@ fn mutex(options: &Options) {
     let tokio = tokio_runtime();
     let tokio_mutex = tokio::sync::Mutex::new(0u64);
     let mut contenders = vec![
-        Contender::new("dinah SharedMutex", false, || {
-            dinah.block_on(async {
-                let start = Instant::now();
-                for _ in 0..ROUNDS {
-                    *black_box(shared.lock().await) += 1;
-                }
-                start.elapsed() / ROUNDS as u32
-            })
-        }),
+        Contender::new(
+            "dinah SharedMutex",
+            false,
+            || per_round!(dinah, _ => { *black_box(shared.lock().await) += 1 }),
+        ),
         Contender::new("dinah static Mutex", false, || {
-            dinah.block_on(async {
-                let start = Instant::now();
-                for _ in 0..ROUNDS {
-                    *black_box(CORE_MUTEX.lock().await.expect("room")) += 1;
-                }
-                start.elapsed() / ROUNDS as u32
+            per_round!(dinah, _ => {
+                *black_box(CORE_MUTEX.lock().await.expect("room")) += 1
             })
         }),
-        Contender::new("tokio Mutex", true, || {
-            tokio.block_on(async {
-                let start = Instant::now();
-                for _ in 0..ROUNDS {
-                    *black_box(tokio_mutex.lock().await) += 1;
-                }
-                start.elapsed() / ROUNDS as u32
-            })
-        }),
+        Contender::new(
+            "tokio Mutex",
+            true,
+            || per_round!(tokio, _ => { *black_box(tokio_mutex.lock().await) += 1 }),
+        ),
     ];
-    let results = run_case(
+    measure(
+        options,
+        "mutex_lock_unlock",
         "mutex_lock_unlock (time per lock and unlock)",
-        1,
-        options.samples,
+        "dinah SharedMutex",
         &mut contenders,
     );
-    against_tokio("mutex_lock_unlock", &results, "dinah SharedMutex");
 }
 
 fn contended(options: &Options) {
@@ -164,13 +175,13 @@ fn contended(options: &Options) {
             start.elapsed() / ROUNDS as u32
         }),
     ];
-    let results = run_case(
+    measure(
+        options,
+        "mutex_contended_4",
         "mutex_contended_4 (time per lock, yield and unlock, four tasks in line)",
-        1,
-        options.samples,
+        "dinah SharedMutex",
         &mut contenders,
     );
-    against_tokio("mutex_contended_4", &results, "dinah SharedMutex");
 }
 
 fn rwlock(options: &Options) {
@@ -182,32 +193,24 @@ fn rwlock(options: &Options) {
     let tokio = tokio_runtime();
     let tokio_lock = tokio::sync::RwLock::new(7u64);
     let mut contenders = vec![
-        Contender::new("dinah SharedRwLock", false, || {
-            dinah.block_on(async {
-                let start = Instant::now();
-                for _ in 0..ROUNDS {
-                    black_box(*shared.read().await);
-                }
-                start.elapsed() / ROUNDS as u32
-            })
-        }),
-        Contender::new("tokio RwLock", true, || {
-            tokio.block_on(async {
-                let start = Instant::now();
-                for _ in 0..ROUNDS {
-                    black_box(*tokio_lock.read().await);
-                }
-                start.elapsed() / ROUNDS as u32
-            })
-        }),
+        Contender::new(
+            "dinah SharedRwLock",
+            false,
+            || per_round!(dinah, _ => { black_box(*shared.read().await) }),
+        ),
+        Contender::new(
+            "tokio RwLock",
+            true,
+            || per_round!(tokio, _ => { black_box(*tokio_lock.read().await) }),
+        ),
     ];
-    let results = run_case(
+    measure(
+        options,
+        "rwlock_read",
         "rwlock_read (time per read and its end)",
-        1,
-        options.samples,
+        "dinah SharedRwLock",
         &mut contenders,
     );
-    against_tokio("rwlock_read", &results, "dinah SharedRwLock");
 }
 
 fn oneshot_case(options: &Options) {
@@ -218,35 +221,27 @@ fn oneshot_case(options: &Options) {
     let tokio = tokio_runtime();
     let mut contenders = vec![
         Contender::new("dinah oneshot", false, || {
-            dinah.block_on(async {
-                let start = Instant::now();
-                for n in 0..ROUNDS {
-                    let (tx, rx) = oneshot::channel::<usize>();
-                    tx.send(n).expect("receiver alive");
-                    black_box(rx.await.expect("sent"));
-                }
-                start.elapsed() / ROUNDS as u32
+            per_round!(dinah, n => {
+                let (tx, rx) = oneshot::channel::<usize>();
+                tx.send(n).expect("receiver alive");
+                black_box(rx.await.expect("sent"))
             })
         }),
         Contender::new("tokio oneshot", true, || {
-            tokio.block_on(async {
-                let start = Instant::now();
-                for n in 0..ROUNDS {
-                    let (tx, rx) = tokio::sync::oneshot::channel::<usize>();
-                    tx.send(n).expect("receiver alive");
-                    black_box(rx.await.expect("sent"));
-                }
-                start.elapsed() / ROUNDS as u32
+            per_round!(tokio, n => {
+                let (tx, rx) = tokio::sync::oneshot::channel::<usize>();
+                tx.send(n).expect("receiver alive");
+                black_box(rx.await.expect("sent"))
             })
         }),
     ];
-    let results = run_case(
+    measure(
+        options,
+        "oneshot_send_recv",
         "oneshot_send_recv (time per channel made, sent and received)",
-        1,
-        options.samples,
+        "dinah oneshot",
         &mut contenders,
     );
-    against_tokio("oneshot_send_recv", &results, "dinah oneshot");
     let region = Region::new(GLOBAL);
     let dinah_allocations = dinah.block_on(async {
         let before = region.change().allocations;
@@ -281,6 +276,161 @@ fn oneshot_case(options: &Options) {
 const FOLLOWERS: usize = 16;
 const SENDS: usize = 1_000;
 
+/// One receiving end of a fan-out case: reads the next value, or says the
+/// sending side is gone.
+trait Follow: Send + 'static {
+    fn next(&mut self) -> impl Future<Output = bool> + Send;
+}
+
+/// The sending end of a fan-out case.
+trait Announce {
+    fn announce(&self, value: usize);
+}
+
+impl Follow for watch::Receiver<usize> {
+    async fn next(&mut self) -> bool {
+        let changed = self.changed().await.is_ok();
+        black_box(*self.borrow_and_update());
+        changed
+    }
+}
+
+impl Announce for watch::Sender<usize> {
+    fn announce(&self, value: usize) {
+        self.send(value).expect("followers");
+    }
+}
+
+impl Follow for broadcast::Receiver<usize> {
+    async fn next(&mut self) -> bool {
+        self.recv().await.map(black_box).is_ok()
+    }
+}
+
+impl Announce for broadcast::Sender<usize> {
+    fn announce(&self, value: usize) {
+        self.send(value).expect("receivers");
+    }
+}
+
+impl Follow for tokio::sync::watch::Receiver<usize> {
+    async fn next(&mut self) -> bool {
+        let changed = self.changed().await.is_ok();
+        black_box(*self.borrow_and_update());
+        changed
+    }
+}
+
+impl Announce for tokio::sync::watch::Sender<usize> {
+    fn announce(&self, value: usize) {
+        self.send(value).expect("followers");
+    }
+}
+
+impl Follow for tokio::sync::broadcast::Receiver<usize> {
+    async fn next(&mut self) -> bool {
+        self.recv().await.map(black_box).is_ok()
+    }
+}
+
+impl Announce for tokio::sync::broadcast::Sender<usize> {
+    fn announce(&self, value: usize) {
+        self.send(value).expect("receivers");
+    }
+}
+
+/// Counts the followers that have read the last value; the last one tells
+/// the sender.
+struct Round<N> {
+    seen: std::sync::atomic::AtomicUsize,
+    all_seen: N,
+}
+
+/// A follower's loop: read, count, and tell the sender when all have read.
+async fn follow<R: Follow, N>(mut rx: R, round: Arc<Round<N>>, tell: fn(&N)) {
+    while rx.next().await {
+        if round
+            .seen
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1
+            == FOLLOWERS
+        {
+            tell(&round.all_seen);
+        }
+    }
+}
+
+/// One fan-out run on dinah's `LocalExecutor`: the time per send.
+fn dinah_fan_out<T: Announce, R: Follow>(
+    executor: &LocalExecutor<'_>,
+    (tx, receivers): (T, Vec<R>),
+) -> Duration {
+    let round = Arc::new(Round {
+        seen: std::sync::atomic::AtomicUsize::new(0),
+        all_seen: SharedNotify::new(),
+    });
+    let followers: Vec<_> = receivers
+        .into_iter()
+        .map(|rx| {
+            executor
+                .try_spawn(follow(rx, Arc::clone(&round), SharedNotify::notify_one))
+                .expect("room")
+        })
+        .collect();
+    executor.block_on(async {
+        dinah::task::yield_now().await; // the followers wait
+        let start = Instant::now();
+        for n in 1..=SENDS {
+            round.seen.store(0, std::sync::atomic::Ordering::Relaxed);
+            tx.announce(n);
+            round.all_seen.notified().await;
+        }
+        let elapsed = start.elapsed();
+        drop(tx);
+        for follower in followers {
+            follower.await.expect("ran");
+        }
+        elapsed / SENDS as u32
+    })
+}
+
+/// One fan-out run on a tokio current-thread runtime: the time per send.
+fn tokio_fan_out<T: Announce, R: Follow>(
+    runtime: &tokio::runtime::Runtime,
+    make: impl FnOnce() -> (T, Vec<R>),
+) -> Duration {
+    tokio::task::LocalSet::new().block_on(runtime, async {
+        let (tx, receivers) = make();
+        let round = Arc::new(Round {
+            seen: std::sync::atomic::AtomicUsize::new(0),
+            all_seen: tokio::sync::Notify::new(),
+        });
+        let followers: Vec<_> = receivers
+            .into_iter()
+            .map(|rx| {
+                tokio::task::spawn_local(follow(
+                    rx,
+                    Arc::clone(&round),
+                    tokio::sync::Notify::notify_one,
+                ))
+            })
+            .collect();
+        tokio::task::yield_now().await;
+        let start = Instant::now();
+        for n in 1..=SENDS {
+            round.seen.store(0, std::sync::atomic::Ordering::Relaxed);
+            tx.announce(n);
+            round.all_seen.notified().await;
+        }
+        let elapsed = start.elapsed();
+        drop(tx);
+        for follower in followers {
+            follower.await.expect("ran");
+        }
+        elapsed / SENDS as u32
+    })
+}
+
 fn watch_case(options: &Options) {
     if !options.wants("watch_16") {
         return;
@@ -290,89 +440,22 @@ fn watch_case(options: &Options) {
     let mut contenders = vec![
         Contender::new("dinah watch", false, || {
             let (tx, rx) = watch::channel(0usize);
-            let seen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-            let all_seen = Arc::new(SharedNotify::new());
-            let followers: Vec<_> = (0..FOLLOWERS)
-                .map(|_| {
-                    let (mut rx, seen, all_seen) =
-                        (rx.clone(), Arc::clone(&seen), Arc::clone(&all_seen));
-                    dinah
-                        .try_spawn(async move {
-                            while rx.changed().await.is_ok() {
-                                black_box(*rx.borrow_and_update());
-                                if seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
-                                    == FOLLOWERS
-                                {
-                                    all_seen.notify_one();
-                                }
-                            }
-                        })
-                        .expect("room")
-                })
-                .collect();
-            drop(rx);
-            dinah.block_on(async {
-                dinah::task::yield_now().await; // the followers wait
-                let start = Instant::now();
-                for n in 1..=SENDS {
-                    seen.store(0, std::sync::atomic::Ordering::Relaxed);
-                    tx.send(n).expect("followers");
-                    all_seen.notified().await;
-                }
-                let elapsed = start.elapsed();
-                drop(tx);
-                for follower in followers {
-                    follower.await.expect("ran");
-                }
-                elapsed / SENDS as u32
-            })
+            dinah_fan_out(&dinah, (tx, vec![rx; FOLLOWERS]))
         }),
         Contender::new("tokio watch", true, || {
-            let local = tokio::task::LocalSet::new();
-            local.block_on(&tokio, async {
+            tokio_fan_out(&tokio, || {
                 let (tx, rx) = tokio::sync::watch::channel(0usize);
-                let seen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-                let all_seen = Arc::new(tokio::sync::Notify::new());
-                let followers: Vec<_> = (0..FOLLOWERS)
-                    .map(|_| {
-                        let (mut rx, seen, all_seen) =
-                            (rx.clone(), Arc::clone(&seen), Arc::clone(&all_seen));
-                        tokio::task::spawn_local(async move {
-                            while rx.changed().await.is_ok() {
-                                black_box(*rx.borrow_and_update());
-                                if seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
-                                    == FOLLOWERS
-                                {
-                                    all_seen.notify_one();
-                                }
-                            }
-                        })
-                    })
-                    .collect();
-                drop(rx);
-                tokio::task::yield_now().await;
-                let start = Instant::now();
-                for n in 1..=SENDS {
-                    seen.store(0, std::sync::atomic::Ordering::Relaxed);
-                    tx.send(n).expect("followers");
-                    all_seen.notified().await;
-                }
-                let elapsed = start.elapsed();
-                drop(tx);
-                for follower in followers {
-                    follower.await.expect("ran");
-                }
-                elapsed / SENDS as u32
+                (tx, vec![rx; FOLLOWERS])
             })
         }),
     ];
-    let results = run_case(
+    measure(
+        options,
+        "watch_16",
         "watch_16 (time per send seen by sixteen followers)",
-        1,
-        options.samples,
+        "dinah watch",
         &mut contenders,
     );
-    against_tokio("watch_16", &results, "dinah watch");
 }
 
 fn broadcast_case(options: &Options) {
@@ -384,89 +467,23 @@ fn broadcast_case(options: &Options) {
     let mut contenders = vec![
         Contender::new("dinah broadcast", false, || {
             let (tx, rx) = broadcast::channel(64).expect("capacity");
-            let seen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-            let all_seen = Arc::new(SharedNotify::new());
-            let readers: Vec<_> = (0..FOLLOWERS)
-                .map(|_| {
-                    let (mut rx, seen, all_seen) =
-                        (rx.resubscribe(), Arc::clone(&seen), Arc::clone(&all_seen));
-                    dinah
-                        .try_spawn(async move {
-                            while let Ok(value) = rx.recv().await {
-                                black_box(value);
-                                if seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
-                                    == FOLLOWERS
-                                {
-                                    all_seen.notify_one();
-                                }
-                            }
-                        })
-                        .expect("room")
-                })
-                .collect();
-            drop(rx);
-            dinah.block_on(async {
-                dinah::task::yield_now().await; // the readers wait
-                let start = Instant::now();
-                for n in 1..=SENDS {
-                    seen.store(0, std::sync::atomic::Ordering::Relaxed);
-                    tx.send(n).expect("readers");
-                    all_seen.notified().await;
-                }
-                let elapsed = start.elapsed();
-                drop(tx);
-                for reader in readers {
-                    reader.await.expect("ran");
-                }
-                elapsed / SENDS as u32
-            })
+            let receivers = (0..FOLLOWERS).map(|_| rx.resubscribe()).collect();
+            dinah_fan_out(&dinah, (tx, receivers))
         }),
         Contender::new("tokio broadcast", true, || {
-            let local = tokio::task::LocalSet::new();
-            local.block_on(&tokio, async {
+            tokio_fan_out(&tokio, || {
                 let (tx, rx) = tokio::sync::broadcast::channel(64);
-                let seen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-                let all_seen = Arc::new(tokio::sync::Notify::new());
-                let readers: Vec<_> = (0..FOLLOWERS)
-                    .map(|_| {
-                        let (mut rx, seen, all_seen) =
-                            (rx.resubscribe(), Arc::clone(&seen), Arc::clone(&all_seen));
-                        tokio::task::spawn_local(async move {
-                            while let Ok(value) = rx.recv().await {
-                                black_box(value);
-                                if seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
-                                    == FOLLOWERS
-                                {
-                                    all_seen.notify_one();
-                                }
-                            }
-                        })
-                    })
-                    .collect();
-                drop(rx);
-                tokio::task::yield_now().await;
-                let start = Instant::now();
-                for n in 1..=SENDS {
-                    seen.store(0, std::sync::atomic::Ordering::Relaxed);
-                    tx.send(n).expect("readers");
-                    all_seen.notified().await;
-                }
-                let elapsed = start.elapsed();
-                drop(tx);
-                for reader in readers {
-                    reader.await.expect("ran");
-                }
-                elapsed / SENDS as u32
+                (tx, (0..FOLLOWERS).map(|_| rx.resubscribe()).collect())
             })
         }),
     ];
-    let results = run_case(
+    measure(
+        options,
+        "broadcast_16",
         "broadcast_16 (time per send read by sixteen receivers)",
-        1,
-        options.samples,
+        "dinah broadcast",
         &mut contenders,
     );
-    against_tokio("broadcast_16", &results, "dinah broadcast");
 }
 
 fn main() {

@@ -104,8 +104,24 @@ impl<S: WaitStore> Crowd<S> {
         Ok(())
     }
 
-    /// A receiver waiting at `key` gives up its place.
-    pub fn cancel(&mut self, key: WaitKey) {
-        self.line.cancel(key);
+    /// Wakes the receiver that has waited longest, if any (into `batch`,
+    /// which must have room); `false` when nobody waits.
+    pub fn wake_first(&mut self, batch: &mut WakeBatch) -> bool {
+        if self.line.waiting() == 0 {
+            return false;
+        }
+        batch.push(self.line.settle_head(true));
+        true
+    }
+
+    /// Looks at a receiver's turn, keeping its waker up to date.
+    pub fn poll(&mut self, key: WaitKey, waker: &Waker) -> Turn {
+        self.line.poll(key, waker)
+    }
+
+    /// A receiver waiting at `key` gives up its place; says whether it had
+    /// been woken (its turn given) before it saw it.
+    pub fn cancel(&mut self, key: WaitKey) -> bool {
+        self.line.cancel(key) > 0
     }
 }

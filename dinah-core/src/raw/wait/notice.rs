@@ -9,8 +9,9 @@ use core::ops::Deref;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 
+use super::crowd::Crowd;
 use super::error::Refusal;
-use super::list::{Turn, WaitKey, WaitList, WaitStore, WakeBatch};
+use super::list::{Turn, WaitKey, WaitStore, WakeBatch};
 use super::waiting::{Lock, Settle, with_batch};
 
 /// A kept notification (at most one), a line of waiters, and how many of
@@ -21,10 +22,9 @@ use super::waiting::{Lock, Settle, with_batch};
 pub struct Notice<S> {
     /// A `notify_one` that found nobody waiting, for the next wait.
     kept: bool,
-    line: WaitList<S>,
-    /// Waiters in line when the last `notify_waiters` came that it has not
-    /// released yet (it releases a batch of wakers at a time).
-    releasing: u32,
+    /// The line, which a `notify_waiters` releases a batch of wakers at a
+    /// time.
+    line: Crowd<S>,
     /// `notify_waiters` calls so far (wrapping): a waiter that joined before
     /// the latest one may have been released by it.
     epoch: u32,
@@ -35,8 +35,7 @@ impl<S: WaitStore> Notice<S> {
     pub const fn new(store: S) -> Self {
         Self {
             kept: false,
-            line: WaitList::new(store),
-            releasing: 0,
+            line: Crowd::new(store),
             epoch: 0,
         }
     }
@@ -57,10 +56,8 @@ impl<S: WaitStore> Notice<S> {
     /// notification for the next wait if nobody waits (at most one is
     /// kept: a second is the same as the first).
     pub fn notify_one(&mut self, batch: &mut WakeBatch) {
-        if self.line.waiting() == 0 {
+        if !self.line.wake_first(batch) {
             self.kept = true;
-        } else {
-            batch.push(self.line.settle_head(true));
         }
     }
 
@@ -69,18 +66,7 @@ impl<S: WaitStore> Notice<S> {
     /// for later waits.
     pub fn notify_waiters(&mut self, batch: &mut WakeBatch) {
         self.epoch = self.epoch.wrapping_add(1);
-        self.releasing = self.line.waiting();
-        self.release(batch);
-    }
-
-    fn release(&mut self, batch: &mut WakeBatch) {
-        while self.releasing > 0 && batch.has_room() && self.line.waiting() > 0 {
-            batch.push(self.line.settle_head(true));
-            self.releasing -= 1;
-        }
-        if self.line.waiting() == 0 {
-            self.releasing = 0;
-        }
+        self.line.wake_all(batch);
     }
 
     /// Takes the kept notification, or joins the line at the time `now`
@@ -98,10 +84,9 @@ impl<S: WaitStore> Notice<S> {
         if core::mem::take(&mut self.kept) {
             return Ok(None);
         }
-        self.line
-            .push(waker, 1, now())
-            .map(|key| Some((key, self.epoch)))
-            .ok_or(Refusal::LineFull)
+        let mut waiting = None;
+        self.line.join(&mut waiting, waker, now)?;
+        Ok(waiting.map(|key| (key, self.epoch)))
     }
 
     /// Looks at a waiter's turn.
@@ -114,7 +99,7 @@ impl<S: WaitStore> Notice<S> {
     /// (or is kept); one a `notify_waiters` since it joined may have given
     /// it is not passed on.
     pub fn cancel(&mut self, key: WaitKey, epoch: u32, batch: &mut WakeBatch) {
-        if self.line.cancel(key) > 0 && epoch == self.epoch {
+        if self.line.cancel(key) && epoch == self.epoch {
             self.notify_one(batch);
         }
     }
@@ -122,7 +107,7 @@ impl<S: WaitStore> Notice<S> {
 
 impl<S: WaitStore> Settle for Notice<S> {
     fn settle(&mut self, batch: &mut WakeBatch) {
-        self.release(batch);
+        self.line.settle(false, batch);
     }
 }
 

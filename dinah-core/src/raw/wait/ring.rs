@@ -161,6 +161,7 @@ impl<B: RingSlots, S: WaitStore> Ring<B, S> {
 
     /// A receiver waiting at `key` gives up its place.
     pub fn cancel(&mut self, key: WaitKey) {
+        // Nothing to pass on: a send wakes every receiver.
         self.crowd.cancel(key);
     }
 }

@@ -106,6 +106,7 @@ impl<V, S: WaitStore> Watched<V, S> {
 
     /// A receiver waiting at `key` gives up its place.
     pub fn cancel(&mut self, key: WaitKey) {
+        // Nothing to pass on: a send wakes every receiver.
         self.crowd.cancel(key);
     }
 }

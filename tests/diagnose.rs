@@ -446,6 +446,7 @@ fn a_lost_wake_is_no_wake_and_only_that() {
                     waiting: (round * 50 - 50) * MS,
                     polls: 1,
                     waits_on: None,
+                    waits_for: None,
                 }],
                 "round {round}"
             );
@@ -892,6 +893,7 @@ fn every_figure_the_operations_sheet_names_is_one_the_code_emits() {
                     waiting: MS,
                     polls: 0,
                     waits_on: None,
+                    waits_for: None,
                 },
                 Verdict::ReadyButDelayed {
                     name: None,
@@ -1041,6 +1043,7 @@ fn a_task_waiting_on_an_armed_timer_is_not_no_wake() {
             waiting: Duration::from_secs(2),
             polls: 1,
             waits_on: None,
+            waits_for: None,
         }],
         "the sleeper {} has a known wake path",
         sleeper.id().get()
@@ -1201,6 +1204,7 @@ fn verdicts_and_task_figures_name_a_named_task() {
             waiting: Duration::from_secs(2),
             polls: 1,
             waits_on: None,
+            waits_for: None,
         }]
     );
     assert!(

@@ -303,6 +303,7 @@ fn a_task_waiting_on_a_quiet_socket_is_no_wake_naming_the_socket_and_the_way() {
                 resource: resource.as_str().into(),
                 interest: Interest::Read,
             }),
+            waits_for: None,
         }]
     );
     assert!(

@@ -203,6 +203,7 @@ fn a_task_waiting_on_a_quiet_unix_stream_is_no_wake_naming_it() {
                 resource: resource.as_str().into(),
                 interest: Interest::Read,
             }),
+            waits_for: None,
         }]
     );
     std::io::Write::write_all(&mut &peer, b"x").unwrap();

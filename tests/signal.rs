@@ -108,6 +108,7 @@ fn a_task_waiting_on_a_quiet_signal_is_no_wake_naming_the_signal() {
                 resource: "signal SIGHUP".into(),
                 interest: Interest::Read,
             }),
+            waits_for: None,
         }]
     );
     assert!(

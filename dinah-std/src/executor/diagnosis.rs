@@ -47,7 +47,7 @@ impl ExecProbe {
                 if over(due, thresholds.ready_delay) {
                     ready.push((due, task, slot.name()));
                 }
-            } else if let Some((name, since)) = *lock_std(&slot.line) {
+            } else if let Some((name, since, false)) = *lock_std(&slot.line) {
                 // Waiting in a channel's or semaphore's line: the other
                 // side wakes it. Long waits there are the application's
                 // capacity at work, not a lost wake.
@@ -64,12 +64,19 @@ impl ExecProbe {
                 && over(at, thresholds.no_wake)
                 && blocked.is_none_or(|(busy, _)| busy != task)
             {
+                // Waiting for a value names what it waits to receive from.
+                let waits_for = lock_std(&slot.line).and_then(
+                    |(name, _, receive)| {
+                        if receive { name } else { None }
+                    },
+                );
                 verdicts.push(Verdict::NoWake {
                     task,
                     name: slot.name(),
                     waiting: Duration::from_nanos(age(at)),
                     polls: slot.polls.load(Ordering::Relaxed),
                     waits_on: lock_std(&slot.io_wait).clone(),
+                    waits_for,
                 });
             }
         }

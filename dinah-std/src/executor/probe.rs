@@ -324,8 +324,10 @@ impl ExecProbe {
                 match notes.line {
                     Some(wait) => {
                         let mut line = lock_std(&slot.line);
-                        if wait.joined || line.is_none() {
-                            *line = Some((wait.name, now));
+                        // A receive waits anew from each poll (something
+                        // woke it); a send or an acquire from joining.
+                        if wait.joined || wait.receive || line.is_none() {
+                            *line = Some((wait.name, now, wait.receive));
                         }
                         slot.in_line.store(true, Ordering::Relaxed);
                     }

@@ -60,10 +60,10 @@ pub(crate) struct TaskProbe {
     pub(super) first_poll_delay: Stamp,
     /// That task's name, if it was given one.
     pub(super) name: Mutex<Option<&'static str>>,
-    /// While it waits in the line of a channel or semaphore: the name of
-    /// what it waits on (if any) and since when (a known wake path: the
-    /// other side).
-    pub(super) line: Mutex<Option<(Option<&'static str>, u64)>>,
+    /// While it waits in the line of a channel or semaphore, or for a
+    /// value: the name of what it waits on (if any), since when, and
+    /// whether it waits to receive (a known wake path: the other side).
+    pub(super) line: Mutex<Option<(Option<&'static str>, u64, bool)>>,
     /// While it waits on a socket: which, and which way.
     pub(super) io_wait: Mutex<Option<IoWait>>,
 }

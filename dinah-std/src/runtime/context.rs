@@ -42,13 +42,17 @@ use crate::io::{Interest, IoWait, Reactor};
 /// most.
 pub(crate) const SPARES: usize = 8;
 
-/// A poll that left a send or an acquire waiting in line.
+/// A poll that left a send or an acquire waiting in line, or a receive
+/// waiting for a value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct LineWait {
-    /// The name of the channel or semaphore.
+    /// The name of the channel, semaphore, lock, watch or broadcast.
     pub(crate) name: Option<&'static str>,
     /// That poll put it in line (it was not waiting before).
     pub(crate) joined: bool,
+    /// It waits to receive a value (the sender wakes it when one comes),
+    /// not for room or a permit.
+    pub(crate) receive: bool,
 }
 
 /// This thread's runtime context.
@@ -495,9 +499,16 @@ pub(crate) fn note_io_wait(token: mio::Token, interest: Interest) {
 }
 
 /// Notes that the poll running on this thread waits in the line of the
-/// channel or semaphore named `name`; `joined` when that poll put it there.
-pub(crate) fn note_line_wait(name: Option<&'static str>, joined: bool) {
-    let _ = PLAIN.try_with(|notes| notes.line_wait.set(Some(LineWait { name, joined })));
+/// channel or semaphore named `name` (`joined` when that poll put it
+/// there), or, with `receive`, waits for a value from what is named
+/// `name`.
+pub(crate) fn note_line_wait(name: Option<&'static str>, joined: bool, receive: bool) {
+    let wait = LineWait {
+        name,
+        joined,
+        receive,
+    };
+    let _ = PLAIN.try_with(|notes| notes.line_wait.set(Some(wait)));
 }
 
 /// What the polls on this thread noted since the last take.

@@ -355,12 +355,11 @@ impl<T: Clone> Future for Recv<'_, T> {
         let this = self.get_mut();
         let receiver = &mut *this.receiver;
         let state = &receiver.shared.state;
-        let joined = this.waiting.is_none();
         let now = || state.now();
         let poll = state
             .with(|ring| ring.poll_recv(&mut receiver.next, &mut this.waiting, cx.waker(), now));
         if poll.is_pending() {
-            super::note_wait(state.name, joined);
+            super::note_receive(state.name);
         }
         poll.map(|received| received.map_err(recv_error))
     }

@@ -41,5 +41,13 @@ pub use shared::{Shared, SynchronizationError};
 /// Notes for the executor's telemetry that the poll running on this thread
 /// waits in the line of the channel or semaphore named `name`.
 fn note_wait(name: Option<&'static str>, joined: bool) {
-    crate::runtime::context::note_line_wait(name, joined);
+    crate::runtime::context::note_line_wait(name, joined, false);
+}
+
+/// Notes for the executor's telemetry that the poll running on this thread
+/// waits to receive a value from what is named `name` (a channel, a reply,
+/// a watch, a broadcast, a notify): a long wait there is `NoWake` naming
+/// it, not `Backpressure`.
+fn note_receive(name: Option<&'static str>) {
+    crate::runtime::context::note_line_wait(name, false, true);
 }

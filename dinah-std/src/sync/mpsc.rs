@@ -59,8 +59,8 @@ use dinah_core::raw;
 use dinah_core::raw::wait::{ChannelLock, ChannelState, Lock, Sending};
 use dinah_core::sync::{ChannelFigures, SendError, TryRecvError};
 
-use super::SharedMutex;
 use super::line::{Bounded, Growing, Locked};
+use super::{SharedLocking, SharedMutex, SharedMutexGuard};
 use crate::queue::CapacityError;
 
 type Inner<T> = Locked<ChannelState<Bounded<T>, Growing>>;
@@ -235,7 +235,11 @@ impl<T> Receiver<T> {
 
     /// [`recv`](Self::recv) as a poll, for hand-written futures and streams.
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
-        raw::wait::poll_recv(&*self.inner, cx)
+        let poll = raw::wait::poll_recv(&*self.inner, cx);
+        if poll.is_pending() {
+            super::note_receive(self.inner.name);
+        }
+        poll
     }
 
     /// Receives the oldest value without waiting.
@@ -262,18 +266,23 @@ impl<T> Receiver<T> {
     /// Turns it into a receiver that many consumers share: clone the
     /// [`SharedReceiver`] for each (a pool of long-lived handlers, say).
     pub fn shared(self) -> SharedReceiver<T> {
-        let turn = match self.inner.name {
+        let name = self.inner.name;
+        let turn = match name {
             Some(name) => SharedMutex::named(name, self),
             None => SharedMutex::new(self),
         };
         SharedReceiver {
             turn: Arc::new(turn),
+            name,
         }
     }
 }
 
 /// A channel's receiver shared by many consumers, each `recv` taking the
 /// next value: made by [`Receiver::shared`], cloned for each consumer.
+///
+/// A consumer waiting for its turn or for a value is reported by
+/// `diagnose()` as waiting to receive from the channel, by its name.
 ///
 /// Consumers take turns first come, first served: the one whose turn it is
 /// waits for the next value while the others wait behind it (an async
@@ -323,13 +332,17 @@ impl<T> Receiver<T> {
 /// (the turn) than a single receiver's.
 pub struct SharedReceiver<T> {
     turn: Arc<SharedMutex<Receiver<T>>>,
+    name: Option<&'static str>,
 }
 
 impl<T> SharedReceiver<T> {
     /// Receives the next value, after the consumers ahead in line; `None`
     /// at the end (closed or every sender gone, and nothing left).
-    pub async fn recv(&self) -> Option<T> {
-        self.turn.lock().await.recv().await
+    pub fn recv(&self) -> SharedRecv<'_, T> {
+        SharedRecv {
+            turn: Turn::Waiting(self.turn.lock()),
+            name: self.name,
+        }
     }
 
     /// Receives the next value without waiting.
@@ -346,10 +359,69 @@ impl<T> SharedReceiver<T> {
     }
 }
 
+/// The future of [`SharedReceiver::recv`]. Dropping it gives up its turn
+/// (or its place in line for one); no value is lost.
+#[must_use = "a receive does nothing unless awaited"]
+pub struct SharedRecv<'a, T> {
+    turn: Turn<'a, T>,
+    name: Option<&'static str>,
+}
+
+/// Where a shared receive stands.
+enum Turn<'a, T> {
+    /// In line for the turn.
+    Waiting(SharedLocking<'a, Receiver<T>>),
+    /// Holding the turn: waiting for a value.
+    Holding(SharedMutexGuard<'a, Receiver<T>>),
+    /// Received, or saw the end.
+    Done,
+}
+
+impl<T> Future for SharedRecv<'_, T> {
+    type Output = Option<T>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        let this = self.get_mut();
+        loop {
+            match &mut this.turn {
+                Turn::Waiting(locking) => match Pin::new(locking).poll(cx) {
+                    Poll::Ready(guard) => this.turn = Turn::Holding(guard),
+                    Poll::Pending => {
+                        // Behind another consumer: waiting for a value, as
+                        // it is (not for room).
+                        super::note_receive(this.name);
+                        return Poll::Pending;
+                    }
+                },
+                Turn::Holding(receiver) => {
+                    let received = std::task::ready!(receiver.poll_recv(cx));
+                    this.turn = Turn::Done;
+                    return Poll::Ready(received);
+                }
+                Turn::Done => panic!("a receive polled after it completed"),
+            }
+        }
+    }
+}
+
+impl<T> fmt::Debug for SharedRecv<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let stands = match self.turn {
+            Turn::Waiting(_) => "waiting for its turn",
+            Turn::Holding(_) => "waiting for a value",
+            Turn::Done => "done",
+        };
+        f.debug_struct("SharedRecv")
+            .field("stands", &stands)
+            .finish()
+    }
+}
+
 impl<T> Clone for SharedReceiver<T> {
     fn clone(&self) -> Self {
         Self {
             turn: Arc::clone(&self.turn),
+            name: self.name,
         }
     }
 }

@@ -73,6 +73,15 @@ impl SharedNotify {
         }
     }
 
+    /// Nothing kept and nobody waiting, named `name` in telemetry: a task
+    /// waiting for it long is reported as `NoWake` waiting for `name`.
+    #[must_use]
+    pub fn named(name: &'static str) -> Self {
+        Self {
+            inner: Locked::new(Some(name), Notice::new(Growing::default())),
+        }
+    }
+
     /// Wakes the task that has waited longest, or keeps the notification
     /// for the next wait.
     pub fn notify_one(&self) {
@@ -88,6 +97,7 @@ impl SharedNotify {
     pub fn notified(&self) -> SharedNotified<'_> {
         SharedNotified {
             inner: Notified::new(&self.inner),
+            name: self.inner.name,
         }
     }
 
@@ -120,6 +130,7 @@ impl fmt::Debug for SharedNotify {
 #[must_use = "a wait does nothing unless awaited"]
 pub struct SharedNotified<'a> {
     inner: Notified<&'a Inner>,
+    name: Option<&'static str>,
 }
 
 impl Future for SharedNotified<'_> {
@@ -127,7 +138,11 @@ impl Future for SharedNotified<'_> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         // A growing line refuses no one, and nothing closes a notify.
-        Pin::new(&mut self.inner).poll(cx).map(drop)
+        let poll = Pin::new(&mut self.inner).poll(cx).map(drop);
+        if poll.is_pending() {
+            super::note_receive(self.name);
+        }
+        poll
     }
 }
 

@@ -204,7 +204,7 @@ impl<T> Future for Receiver<T> {
                 Poll::Ready(value.ok_or(RecvError))
             }
             Poll::Pending => {
-                super::note_wait(this.inner.name, true);
+                super::note_receive(this.inner.name);
                 Poll::Pending
             }
         }

@@ -291,7 +291,6 @@ impl<T> Future for Changed<'_, T> {
         let this = self.get_mut();
         let receiver = &mut *this.receiver;
         let state = &receiver.shared.state;
-        let joined = this.waiting.is_none();
         let now = || state.now();
         let poll = state.with(|watched| {
             watched.poll_changed(&mut receiver.seen, &mut this.waiting, cx.waker(), now)
@@ -301,7 +300,7 @@ impl<T> Future for Changed<'_, T> {
             // A growing line refuses no one: only a close ends it.
             Poll::Ready(Err(_)) => Poll::Ready(Err(RecvError)),
             Poll::Pending => {
-                super::note_wait(state.name, joined);
+                super::note_receive(state.name);
                 Poll::Pending
             }
         }

@@ -100,6 +100,11 @@ pub enum Verdict {
         /// The socket and the way its last poll waited on, if it did: no
         /// readiness came that way for all of `waiting`.
         waits_on: Option<crate::io::IoWait>,
+        /// The name of what its last poll waited to receive from, if it
+        /// was named: an `mpsc` channel, a `oneshot` reply, a `watch`, a
+        /// `broadcast` or a `SharedNotify`. Nothing came from it for all
+        /// of `waiting`.
+        waits_for: Option<&'static str>,
     },
     /// A task has been ready (woken, or new) for longer than
     /// [`Thresholds::ready_delay`] and no poll is holding the executor:
@@ -284,15 +289,17 @@ impl fmt::Display for Verdict {
                 waiting,
                 polls,
                 waits_on,
+                waits_for,
             } => {
                 write!(
                     f,
                     "NoWake: task {} pending for {waiting:?} with no wake, after {polls} polls",
                     Named(*task, *name)
                 )?;
-                match waits_on {
-                    Some(wait) => write!(f, "; no readiness to {wait}"),
-                    None => Ok(()),
+                match (waits_on, waits_for) {
+                    (Some(wait), _) => write!(f, "; no readiness to {wait}"),
+                    (None, Some(from)) => write!(f, "; nothing came from {from}"),
+                    (None, None) => Ok(()),
                 }
             }
             Self::ReadyButDelayed {

@@ -15,7 +15,7 @@ if ! nightly_with rust-src; then
 fi
 
 host=$(rustc -vV | sed -n 's/^host: //p')
-suites=(scheduler cancellation stress runtime_determinism queue_contract trace_contract executor_contract runtime_contract multi_executor multi_executor_telemetry multi_executor_stress multi_executor_service local_executor task_combinations panics_in_user_code hostile_input pools diagnose chrome_trace relay_stall sync_contract sync_model task_group net relay)
+suites=(scheduler cancellation stress runtime_determinism queue_contract trace_contract executor_contract runtime_contract multi_executor multi_executor_telemetry multi_executor_stress multi_executor_service local_executor task_combinations panics_in_user_code hostile_input pools diagnose chrome_trace relay_stall sync_contract sync_model notify_contract mutex_contract oneshot_contract watch_contract broadcast_contract service_tools task_group net relay)
 args=()
 for suite in "${suites[@]}"; do
     args+=(--test "$suite")

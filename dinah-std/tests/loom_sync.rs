@@ -12,7 +12,8 @@
 //! oneshot's: a send, and a sender dropped unsent, against the receive;
 //! and the watch's: a send, then the sender's drop, against a receiver
 //! joining the line; and the broadcast's: a send and the last sender's
-//! drop against a receiver joining the line. A
+//! drop against a receiver joining the line; and two consumers sharing one
+//! receiver. A
 //! lost wake shows as a deadlock, a lost value, permit or cancellation as a
 //! failed assertion.
 #![cfg(loom)]
@@ -258,5 +259,20 @@ fn a_broadcast_reaches_a_receiver_joining_the_line_and_then_ends() {
         assert_eq!(block_on(rx.recv()), Ok(1));
         assert_eq!(block_on(rx.recv()), Err(broadcast::RecvError::Closed));
         sender.join().unwrap();
+    });
+}
+
+#[test]
+fn two_consumers_sharing_a_receiver_take_each_value_once() {
+    loom::model(|| {
+        let (tx, rx) = mpsc::channel::<u32>(1).unwrap();
+        let rx = rx.shared();
+        let other = rx.clone();
+        let consumer = thread::spawn(move || block_on(other.recv()));
+        tx.try_send(1).unwrap();
+        drop(tx);
+        let mut got: Vec<u32> = block_on(rx.recv()).into_iter().collect();
+        got.extend(consumer.join().unwrap());
+        assert_eq!(got, [1], "one consumer takes it, the other sees the end");
     });
 }

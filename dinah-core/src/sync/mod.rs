@@ -7,8 +7,8 @@
 //! owned `CancellationHandle`, a read-write lock, a once cell and
 //! `Shared`.)
 //!
-//! The channel, the semaphore and the mutex (a semaphore of one permit
-//! beside the value) share one wait protocol
+//! The channel, the semaphore and the mutex (one permit and the value
+//! under one lock) share one wait protocol
 //! ([`raw::wait::WaitList`](crate::raw::wait::WaitList)): waiters are served first in,
 //! first out, each woken once when its turn comes, and the std variants
 //! run the same logic behind a short-held lock instead of a critical section.

@@ -3,16 +3,16 @@
 //! [`MutexGuard`] and [`Locking`] future.
 #![forbid(unsafe_code)]
 
-use core::cell::Cell;
+use core::cell::RefCell;
 use core::fmt;
 use core::future::Future;
 use core::ops::{Deref, DerefMut};
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
-use super::semaphore::{Acquire, Permit};
-use super::{Refusal, Semaphore, SemaphoreFigures};
-use crate::raw::wait::{Lent, Vault};
+use super::{Refusal, SemaphoreFigures};
+use crate::raw;
+use crate::raw::wait::{Held, HeldLock, HeldValue, Lock, WaitEntry};
 
 /// A value that one task at a time holds, across awaits, where at most `W`
 /// tasks can wait at once: no heap, a `const` constructor, usable from any
@@ -48,6 +48,8 @@ use crate::raw::wait::{Lent, Vault};
 ///   line. No waiter spins.
 /// - The guard owns the value while it lives: it is `Send` when `T` is, and
 ///   it may be held across awaits.
+/// - A lock and an unlock with nobody waiting each take one critical
+///   section.
 ///
 /// # What it does not do
 ///
@@ -60,40 +62,33 @@ use crate::raw::wait::{Lent, Vault};
 ///   with [`Refusal::LineFull`]. A leaked guard (`mem::forget`) keeps the
 ///   lock and the value for good.
 pub struct Mutex<T, const W: usize = 4> {
-    permit: Semaphore<W>,
-    value: Cellar<T>,
-}
-
-/// Where a core mutex keeps its value while nobody holds it.
-struct Cellar<T>(critical_section::Mutex<Cell<Option<T>>>);
-
-impl<T> Vault for Cellar<T> {
-    type Value = T;
-    fn take(&self) -> Option<T> {
-        critical_section::with(|cs| self.0.borrow(cs).take())
-    }
-    fn put(&self, value: T) {
-        critical_section::with(|cs| self.0.borrow(cs).set(Some(value)));
-    }
+    name: Option<&'static str>,
+    state: critical_section::Mutex<RefCell<Held<T, [WaitEntry; W]>>>,
 }
 
 impl<T, const W: usize> Mutex<T, W> {
+    const FITS: () = assert!(W < u32::MAX as usize, "too many waiters");
+
     /// `value`, unlocked, with no name.
     #[must_use]
     pub const fn new(value: T) -> Self {
-        Self::with_name(Semaphore::new(1), value)
+        Self::with_name(None, value)
     }
 
     /// `value`, unlocked, named `name` in its figures.
     #[must_use]
     pub const fn named(name: &'static str, value: T) -> Self {
-        Self::with_name(Semaphore::named(name, 1), value)
+        Self::with_name(Some(name), value)
     }
 
-    const fn with_name(permit: Semaphore<W>, value: T) -> Self {
+    const fn with_name(name: Option<&'static str>, value: T) -> Self {
+        let () = Self::FITS;
         Self {
-            permit,
-            value: Cellar(critical_section::Mutex::new(Cell::new(Some(value)))),
+            name,
+            state: critical_section::Mutex::new(RefCell::new(Held::new(
+                value,
+                [const { WaitEntry::VACANT }; W],
+            ))),
         }
     }
 
@@ -104,8 +99,7 @@ impl<T, const W: usize> Mutex<T, W> {
     /// [`Refusal::LineFull`] when `W` tasks already wait.
     pub fn lock(&self) -> Locking<'_, T, W> {
         Locking {
-            acquire: self.permit.acquire(),
-            value: &self.value,
+            inner: raw::wait::Locking::new(self),
         }
     }
 
@@ -115,24 +109,34 @@ impl<T, const W: usize> Mutex<T, W> {
     ///
     /// [`Refusal::WouldWait`] (counted in its figures).
     pub fn try_lock(&self) -> Result<MutexGuard<'_, T, W>, Refusal> {
-        let permit = self.permit.try_acquire()?;
-        Ok(MutexGuard {
-            lent: Lent::take(&self.value, permit),
-        })
+        HeldValue::try_new(self).map(|held| MutexGuard { held })
     }
 
     /// Whether a guard holds the value now.
     #[must_use]
     pub fn is_locked(&self) -> bool {
-        self.permit.available() == 0
+        self.with(|state| state.is_locked())
     }
 
-    /// Who waits, now, and the lock's refused tries (its semaphore's
-    /// figures: one permit, free or not).
+    /// Who waits, now, and the lock's refused tries (one permit's figures,
+    /// free or not).
     #[must_use]
     pub fn figures(&self) -> SemaphoreFigures {
-        self.permit.figures()
+        self.with(|state| state.figures(self.name))
     }
+}
+
+impl<T, const W: usize> Lock for Mutex<T, W> {
+    type State = Held<T, [WaitEntry; W]>;
+
+    fn with<R>(&self, f: impl FnOnce(&mut Self::State) -> R) -> R {
+        raw::wait::critical(&self.state, f)
+    }
+}
+
+impl<T, const W: usize> HeldLock for Mutex<T, W> {
+    type Value = T;
+    type Store = [WaitEntry; W];
 }
 
 impl<T, const W: usize> fmt::Debug for Mutex<T, W> {
@@ -144,22 +148,22 @@ impl<T, const W: usize> fmt::Debug for Mutex<T, W> {
 }
 
 /// The value of a [`Mutex`], held; dropping it unlocks the mutex (the value
-/// goes back first, then the lock passes to the next in line).
+/// goes back, and the lock passes to the next in line).
 #[must_use = "dropping a guard unlocks the mutex at once"]
 pub struct MutexGuard<'a, T, const W: usize = 4> {
-    lent: Lent<&'a Cellar<T>, Permit<'a, W>>,
+    held: HeldValue<&'a Mutex<T, W>>,
 }
 
 impl<T, const W: usize> Deref for MutexGuard<'_, T, W> {
     type Target = T;
     fn deref(&self) -> &T {
-        &self.lent
+        &self.held
     }
 }
 
 impl<T, const W: usize> DerefMut for MutexGuard<'_, T, W> {
     fn deref_mut(&mut self) -> &mut T {
-        &mut self.lent
+        &mut self.held
     }
 }
 
@@ -173,26 +177,23 @@ impl<T: fmt::Debug, const W: usize> fmt::Debug for MutexGuard<'_, T, W> {
 /// a lock it had been granted goes to the next.
 #[must_use = "a lock does nothing unless awaited"]
 pub struct Locking<'a, T, const W: usize = 4> {
-    acquire: Acquire<'a, W>,
-    value: &'a Cellar<T>,
+    inner: raw::wait::Locking<&'a Mutex<T, W>>,
 }
 
 impl<'a, T, const W: usize> Future for Locking<'a, T, W> {
     type Output = Result<MutexGuard<'a, T, W>, Refusal>;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        let value = this.value;
-        Pin::new(&mut this.acquire).poll(cx).map(|taken| {
-            taken.map(|permit| MutexGuard {
-                lent: Lent::take(value, permit),
-            })
-        })
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.inner)
+            .poll(cx)
+            .map(|taken| taken.map(|held| MutexGuard { held }))
     }
 }
 
 impl<T, const W: usize> fmt::Debug for Locking<'_, T, W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Locking").finish_non_exhaustive()
+        f.debug_struct("Locking")
+            .field("waiting", &self.inner.is_waiting())
+            .finish()
     }
 }

@@ -95,6 +95,15 @@ impl<S> Locked<S> {
         u64::try_from(self.origin.elapsed().as_micros()).unwrap_or(u64::MAX)
     }
 
+    /// The state, out of its lock.
+    pub(crate) fn into_inner(self) -> S {
+        #[cfg(not(loom))]
+        let state = self.state.into_inner();
+        #[cfg(loom)]
+        let state = self.state.into_inner().unwrap_or_else(|e| e.into_inner());
+        state
+    }
+
     /// How long ago `since` (a reading of [`Lock::now`]) was, in µs.
     pub(crate) fn waited(&self, since: Option<u64>) -> Option<u64> {
         since.map(|since| self.micros().saturating_sub(since))

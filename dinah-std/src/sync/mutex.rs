@@ -9,19 +9,25 @@ use std::ops::{Deref, DerefMut};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use dinah_core::raw::wait::Lent;
+use dinah_core::raw::wait::{Held, HeldLock, HeldValue, Lock, Locking};
 use dinah_core::sync::{Refusal, SemaphoreFigures};
 
-use super::line::Slot;
-use super::{SharedAcquire, SharedPermit, SharedSemaphore};
+use super::line::{Growing, Locked};
+
+type Inner<T> = Locked<Held<T, Growing>>;
+
+impl<T> HeldLock for Inner<T> {
+    type Value = T;
+    type Store = Growing;
+}
 
 /// A value that one task at a time holds, across awaits, on any thread;
 /// share it in an `Arc` (its guards borrow it), as tokio's `Mutex`.
 ///
-/// The same logic as the core's static [`Mutex`](dinah_core::sync::Mutex):
-/// a semaphore of one permit (a [`SharedSemaphore`], so its waits are
-/// named in the executor's telemetry) beside a cell the value is lent out
-/// of (one [`Lent`](dinah_core::raw::wait::Lent)).
+/// The same logic as the core's static [`Mutex`](dinah_core::sync::Mutex)
+/// (one [`Held`](dinah_core::raw::wait::Held): the value and its one
+/// permit under one short-held lock), with a line that grows; its waits are
+/// named in the executor's telemetry.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -56,7 +62,8 @@ use super::{SharedAcquire, SharedPermit, SharedSemaphore};
 /// Those of the core mutex: one guard at a time, given strictly first in,
 /// first out (`try_lock` never jumps the line); a lock dropped after it was
 /// granted passes it on; the guard owns the value while it lives, so it is
-/// `Send` when `T` is. Any number may wait.
+/// `Send` when `T` is; a lock and an unlock with nobody waiting take one
+/// pass of the lock each. Any number may wait.
 ///
 /// # What it does not do
 ///
@@ -65,16 +72,14 @@ use super::{SharedAcquire, SharedPermit, SharedSemaphore};
 /// not stable between guards (box a large value). A leaked guard keeps the
 /// lock for good.
 pub struct SharedMutex<T> {
-    permit: SharedSemaphore,
-    value: Slot<T>,
+    inner: Inner<T>,
 }
 
 impl<T> SharedMutex<T> {
     /// `value`, unlocked.
     pub fn new(value: T) -> Self {
         Self {
-            permit: SharedSemaphore::new(1),
-            value: Slot::new(Some(value)),
+            inner: Locked::new(None, Held::new(value, Growing::default())),
         }
     }
 
@@ -82,16 +87,14 @@ impl<T> SharedMutex<T> {
     /// is reported as waiting in line for `name`.
     pub fn named(name: &'static str, value: T) -> Self {
         Self {
-            permit: SharedSemaphore::named(name, 1),
-            value: Slot::new(Some(value)),
+            inner: Locked::new(Some(name), Held::new(value, Growing::default())),
         }
     }
 
     /// Waits in line for the value.
     pub fn lock(&self) -> SharedLocking<'_, T> {
         SharedLocking {
-            acquire: self.permit.acquire(),
-            value: &self.value,
+            inner: Locking::new(&self.inner),
         }
     }
 
@@ -101,28 +104,30 @@ impl<T> SharedMutex<T> {
     ///
     /// [`Refusal::WouldWait`] (counted in its figures).
     pub fn try_lock(&self) -> Result<SharedMutexGuard<'_, T>, Refusal> {
-        let permit = self.permit.try_acquire()?;
-        Ok(SharedMutexGuard {
-            lent: Lent::take(&self.value, permit),
-        })
+        HeldValue::try_new(&self.inner).map(|held| SharedMutexGuard { held })
     }
 
     /// Whether a guard holds the value now.
     #[must_use]
     pub fn is_locked(&self) -> bool {
-        self.permit.available() == 0
+        self.inner.with(|state| state.is_locked())
     }
 
-    /// Who waits, for how long, and the refused tries (its semaphore's
-    /// figures: one permit, free or not).
+    /// Who waits, for how long, and the refused tries (one permit's
+    /// figures, free or not).
     #[must_use]
     pub fn figures(&self) -> SemaphoreFigures {
-        self.permit.figures()
+        let (mut figures, since) = self.inner.with(|state| {
+            let figures = state.figures(self.inner.name);
+            (figures, state.oldest_since())
+        });
+        figures.longest_wait_micros = self.inner.waited(since);
+        figures
     }
 
     /// The value, out of the mutex. `None` only if a guard was leaked.
     pub fn into_inner(self) -> Option<T> {
-        self.value.into_inner()
+        self.inner.into_inner().into_value()
     }
 }
 
@@ -144,19 +149,19 @@ impl<T> fmt::Debug for SharedMutex<T> {
 /// value goes back first, then the lock passes to the next in line).
 #[must_use = "dropping a guard unlocks the mutex at once"]
 pub struct SharedMutexGuard<'a, T> {
-    lent: Lent<&'a Slot<T>, SharedPermit<'a>>,
+    held: HeldValue<&'a Inner<T>>,
 }
 
 impl<T> Deref for SharedMutexGuard<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
-        &self.lent
+        &self.held
     }
 }
 
 impl<T> DerefMut for SharedMutexGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
-        &mut self.lent
+        &mut self.held
     }
 }
 
@@ -170,24 +175,32 @@ impl<T: fmt::Debug> fmt::Debug for SharedMutexGuard<'_, T> {
 /// line; a lock it had been granted goes to the next.
 #[must_use = "a lock does nothing unless awaited"]
 pub struct SharedLocking<'a, T> {
-    acquire: SharedAcquire<'a>,
-    value: &'a Slot<T>,
+    inner: Locking<&'a Inner<T>>,
 }
 
 impl<'a, T> Future for SharedLocking<'a, T> {
     type Output = SharedMutexGuard<'a, T>;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        let value = this.value;
-        Pin::new(&mut this.acquire).poll(cx).map(|taken| {
-            // Its semaphore is never closed and its line grows: nothing
-            // refuses a lock.
-            let permit = taken.unwrap_or_else(|_| unreachable!("a mutex's lock was refused"));
-            SharedMutexGuard {
-                lent: Lent::take(value, permit),
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let joined = !self.inner.is_waiting();
+        let name = self.name();
+        match Pin::new(&mut self.inner).poll(cx) {
+            Poll::Pending => {
+                super::note_wait(name, joined);
+                Poll::Pending
             }
-        })
+            // Nothing closes a mutex and its line grows: a lock is never
+            // refused.
+            Poll::Ready(taken) => Poll::Ready(SharedMutexGuard {
+                held: taken.unwrap_or_else(|_| unreachable!("a mutex's lock was refused")),
+            }),
+        }
+    }
+}
+
+impl<T> SharedLocking<'_, T> {
+    fn name(&self) -> Option<&'static str> {
+        self.inner.mutex().and_then(|mutex| mutex.name)
     }
 }
 

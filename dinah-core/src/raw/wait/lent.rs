@@ -1,13 +1,14 @@
-//! [`Lent`]: a value lent out of its [`Vault`] for as long as a permit is
-//! held, the one logic behind both crates' async mutexes.
+//! [`Lent`]: a value lent out of its [`Vault`] for as long as permits are
+//! held: `dinah-std`'s read-write lock's writer, whose permits are a
+//! semaphore's and whose value sits in a cell beside it.
 //!
-//! A mutex here is a semaphore of one permit beside a cell that holds the
-//! value while nobody holds the permit. Taking the permit lends the value
-//! out of the cell into the guard; dropping the guard puts the value back
-//! first and gives the permit back second. So the value is in the cell
-//! exactly while the permit is free or being handed on, and the guard owns
-//! it outright: no shared reference to the cell is ever handed out, and no
-//! `unsafe` is needed for a guard that is `Send` and lives across awaits.
+//! Taking the permits lends the value out of the cell into the guard;
+//! dropping the guard puts the value back first and gives the permits back
+//! second. So the value is in the cell exactly while the permits are free
+//! or being handed on, and the guard owns it outright: no shared reference
+//! to the cell is ever handed out, and no `unsafe` is needed for a guard
+//! that is `Send` and lives across awaits. (The mutexes keep the value and
+//! their one permit under one lock instead: [`Held`](super::Held).)
 //!
 //! What that costs: the value moves (a copy of `size_of::<T>()` bytes) into
 //! each guard and back, and its address changes from one guard to the next.

@@ -10,7 +10,8 @@
 //! | --- | --- |
 //! | `list.rs` | [`WaitList`]: the line, with its invariants |
 //! | `permits.rs` | [`Permits`]: a semaphore's count and line, for both crates' semaphores |
-//! | `lent.rs` | [`Lent`]: a value lent out of its [`Vault`] while a permit is held, for both crates' mutexes |
+//! | `held.rs` | [`Held`]: a mutex's value and its one permit under one lock, with its [`Locking`] future and [`HeldValue`] guard, for both crates' mutexes |
+//! | `lent.rs` | [`Lent`]: a value lent out of its [`Vault`] while permits are held, for the read-write lock's writer |
 //! | `mailbox.rs` | [`Mailbox`]: one value for one waiting receiver, for the core's `Signal` and std's `oneshot` |
 //! | `notice.rs` | [`Notice`]: a kept notification and a line, for both crates' notifies, and their [`Notified`] future |
 //! | `channel.rs` | [`ChannelState`]: a bounded channel's buffer, line and receiver, for both crates' channels |
@@ -25,6 +26,7 @@ mod channel;
 mod crowd;
 mod error;
 mod figures;
+mod held;
 mod lent;
 mod list;
 mod mailbox;
@@ -38,6 +40,7 @@ pub use channel::{ChannelState, SendPoll, SendSlot, Slots};
 pub use crowd::Crowd;
 pub use error::{PermitOverflow, Refusal, SendError, TryRecvError};
 pub use figures::{ChannelFigures, SemaphoreFigures};
+pub use held::{Held, HeldLock, HeldValue, Locking};
 pub use lent::{Lent, Vault};
 pub use list::{Turn, WAKE_BATCH, WaitEntry, WaitKey, WaitList, WaitStore, WakeBatch};
 pub use mailbox::{Mailbox, Put};

@@ -168,6 +168,86 @@ fn trace_ring_full_drain_clear_cycle() -> Outcome {
 /// A named test.
 type Test = (&'static str, fn() -> Outcome);
 
+/// Polls `future` once with a waker that does nothing: the tests below
+/// drive the static sync types by hand, as an executor would.
+fn poll_once<F: core::future::Future>(
+    future: core::pin::Pin<&mut F>,
+) -> core::task::Poll<F::Output> {
+    let mut cx = core::task::Context::from_waker(core::task::Waker::noop());
+    future.poll(&mut cx)
+}
+
+fn static_mutex_and_signal_hand_values_over() -> Outcome {
+    use core::pin::pin;
+    use core::task::Poll;
+    use dinah_core::sync::{Mutex, Refusal, Signal};
+
+    static BUS: Mutex<u8, 2> = Mutex::new(0);
+    static READING: Signal<u16> = Signal::new();
+
+    let mut guard = BUS.try_lock().map_err(|_| "a free mutex locks")?;
+    *guard = 7;
+    ensure(
+        BUS.try_lock().err() == Some(Refusal::WouldWait),
+        "a held mutex refuses try_lock",
+    )?;
+    let mut waiting = pin!(BUS.lock());
+    ensure(poll_once(waiting.as_mut()).is_pending(), "a lock waits")?;
+    drop(guard);
+    match poll_once(waiting.as_mut()) {
+        Poll::Ready(Ok(guard)) => ensure(*guard == 7, "the value is handed on")?,
+        _ => return Err("the waiting lock gets the value"),
+    }
+    READING.signal(512);
+    READING.signal(640);
+    ensure(READING.try_take() == Some(640), "a signal keeps the latest")?;
+    let mut wait = pin!(READING.wait());
+    ensure(poll_once(wait.as_mut()).is_pending(), "a wait waits")?;
+    READING.signal(1);
+    ensure(
+        poll_once(wait.as_mut()) == Poll::Ready(1),
+        "a wait takes the value",
+    )
+}
+
+fn static_watch_and_pubsub_reach_every_reader() -> Outcome {
+    use core::pin::pin;
+    use core::task::Poll;
+    use dinah_core::sync::{Missed, PubSub, Watch};
+
+    static MODE: Watch<u8, 2> = Watch::new(0);
+    static EVENTS: PubSub<u8, 2, 2> = PubSub::new();
+
+    let mut follower = MODE.receiver();
+    {
+        let mut changed = pin!(follower.changed());
+        ensure(poll_once(changed.as_mut()).is_pending(), "no change yet")?;
+        MODE.send(3);
+        ensure(
+            poll_once(changed.as_mut()) == Poll::Ready(Ok(3)),
+            "a follower sees the change",
+        )?;
+    }
+    ensure(!follower.has_changed(), "the change is seen")?;
+    let mut subscriber = EVENTS.subscriber();
+    for message in 1..=3 {
+        EVENTS.publish(message);
+    }
+    ensure(
+        subscriber.try_next_message() == Some(Err(Missed::Lagged(1))),
+        "a subscriber that fell behind is told how many it missed",
+    )?;
+    ensure(subscriber.try_next_message() == Some(Ok(2)), "then 2")?;
+    ensure(subscriber.try_next_message() == Some(Ok(3)), "then 3")?;
+    let mut next = pin!(subscriber.next_message());
+    ensure(poll_once(next.as_mut()).is_pending(), "then it waits")?;
+    EVENTS.publish(4);
+    ensure(
+        poll_once(next.as_mut()) == Poll::Ready(Ok(4)),
+        "a publish reaches a waiting subscriber",
+    )
+}
+
 const TESTS: &[Test] = &[
     (
         "ids_reject_zero_and_keep_their_value",
@@ -189,6 +269,14 @@ const TESTS: &[Test] = &[
     (
         "trace_ring_full_drain_clear_cycle",
         trace_ring_full_drain_clear_cycle,
+    ),
+    (
+        "static_mutex_and_signal_hand_values_over",
+        static_mutex_and_signal_hand_values_over,
+    ),
+    (
+        "static_watch_and_pubsub_reach_every_reader",
+        static_watch_and_pubsub_reach_every_reader,
     ),
 ];
 

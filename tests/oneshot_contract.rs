@@ -194,3 +194,58 @@ fn a_oneshot_sends_from_another_thread() {
     sender.join().unwrap();
     assert_eq!(got.as_deref(), Ok("done"));
 }
+
+/// A channel made on a thread where earlier ones of its type ended (received
+/// after a wait, received after a close, ended unsent) starts as new,
+/// whichever cell it is given: not closed, not ended, empty, and its wait is
+/// woken by its own send only.
+#[test]
+fn a_oneshot_made_after_ended_ones_starts_new() {
+    for (n, how) in ["waited", "closed", "unsent", "try_recv"]
+        .into_iter()
+        .enumerate()
+    {
+        let sent = u16::try_from(n).unwrap();
+        let (tx, mut rx) = oneshot::channel::<u16>();
+        let mut old = Polled::new(&mut rx);
+        match how {
+            "waited" => {
+                assert!(old.poll().is_pending());
+                tx.send(sent).unwrap();
+                assert_eq!(old.woken(), 1);
+                assert_eq!(value(old.poll()), Ok(sent));
+            }
+            "closed" => {
+                drop(old);
+                tx.send(sent).unwrap();
+                rx.close();
+                assert_eq!(rx.try_recv(), Ok(sent));
+                old = Polled::new(&mut rx);
+            }
+            "unsent" => {
+                assert!(old.poll().is_pending());
+                drop(tx);
+                assert_eq!(value(old.poll()), Err(oneshot::RecvError));
+            }
+            _ => {
+                drop(old);
+                tx.send(sent).unwrap();
+                assert_eq!(rx.try_recv(), Ok(sent));
+                old = Polled::new(&mut rx);
+            }
+        }
+        let woken_before = old.woken();
+
+        let (tx, mut rx) = oneshot::channel::<u16>();
+        assert!(!tx.is_closed(), "after {how}");
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Empty), "after {how}");
+        let mut wait = Polled::new(&mut rx);
+        assert!(wait.poll().is_pending(), "after {how}");
+        tx.send(100 + sent).unwrap();
+        assert_eq!(wait.woken(), 1, "after {how}");
+        assert_eq!(old.woken(), woken_before, "after {how}: an old wait woken");
+        assert_eq!(value(wait.poll()), Ok(100 + sent), "after {how}");
+        drop(wait);
+        assert_eq!(rx.try_recv(), Err(TryRecvError::Closed), "after {how}");
+    }
+}

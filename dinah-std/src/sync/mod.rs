@@ -27,6 +27,8 @@ pub mod oneshot;
 mod rwlock;
 mod semaphore;
 mod shared;
+#[cfg(not(loom))]
+mod spare;
 pub mod watch;
 
 pub use cancel::{CancellationHandle, Cancelled};

@@ -81,6 +81,13 @@ impl<T> Mailbox<T> {
         self.value.is_some()
     }
 
+    /// Whether it is as [`new`](Self::new) made it: no value, no waker,
+    /// neither side gone.
+    #[must_use]
+    pub fn is_fresh(&self) -> bool {
+        self.value.is_none() && self.waker.is_none() && !self.ended && !self.refused
+    }
+
     /// Whether no value will come any more.
     #[must_use]
     pub fn has_ended(&self) -> bool {

@@ -4,9 +4,11 @@
 #![forbid(unsafe_code)]
 
 use std::collections::VecDeque;
-use std::time::Instant;
 
 use dinah_core::raw::wait::{Lock, Settle, Slots, Vault, WaitEntry, WaitStore};
+use dinah_core::telemetry::Clock;
+
+use crate::telemetry::StdClock;
 
 #[cfg(loom)]
 use crate::primitives::{Mutex, lock};
@@ -74,11 +76,13 @@ impl<T> Slots for Bounded<T> {
     }
 }
 
-/// A state behind a lock, with a name and a microsecond clock.
+/// A state behind a lock, with a name and a microsecond clock (the
+/// process's [`StdClock`]: a waiter joining a line reads it, so it must be
+/// a few instructions, not a system call).
 #[derive(Debug)]
 pub(crate) struct Locked<S> {
     pub(crate) name: Option<&'static str>,
-    origin: Instant,
+    clock: StdClock,
     state: StateLock<S>,
 }
 
@@ -86,13 +90,13 @@ impl<S> Locked<S> {
     pub(crate) fn new(name: Option<&'static str>, state: S) -> Self {
         Self {
             name,
-            origin: Instant::now(),
+            clock: StdClock::new(),
             state: StateLock::new(state),
         }
     }
 
     fn micros(&self) -> u64 {
-        u64::try_from(self.origin.elapsed().as_micros()).unwrap_or(u64::MAX)
+        self.clock.now() / 1_000
     }
 
     /// The state, out of its lock.

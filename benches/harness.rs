@@ -37,6 +37,9 @@ impl<'a> Contender<'a> {
     }
 }
 
+/// How long every case warms up, untimed, before its samples.
+const WARM_UP: Duration = Duration::from_millis(50);
+
 /// Runs the case and returns each contender's name and median.
 pub(crate) fn run_case(
     title: &str,
@@ -44,9 +47,17 @@ pub(crate) fn run_case(
     samples: usize,
     contenders: &mut [Contender<'_>],
 ) -> Vec<(String, Duration)> {
-    // One untimed warm-up round, then interleaved rounds.
-    for contender in contenders.iter_mut() {
-        (contender.run)();
+    // Untimed warm-up rounds (at least one, and at least `WARM_UP` of
+    // them all: a sample of a fraction of a millisecond taken on a core
+    // that has just woken runs at its slow clock), then interleaved rounds.
+    let warming = Instant::now();
+    loop {
+        for contender in contenders.iter_mut() {
+            (contender.run)();
+        }
+        if warming.elapsed() >= WARM_UP {
+            break;
+        }
     }
     for _ in 0..samples {
         for contender in contenders.iter_mut() {

@@ -9,8 +9,10 @@
 //! cells of a thread are freed when it exits.
 //!
 //! Measured against allocating each cell (`benches/sync_toolbox.rs`,
-//! `oneshot_send_recv`): a oneshot made, sent and received on one thread
-//! allocates nothing once the cache holds a cell of its type.
+//! `oneshot_send_recv`, glibc's allocator): a oneshot made, sent and
+//! received on one thread allocates nothing once the cache holds a cell of
+//! its type, at 19-20 ns against 21-25 ns allocating (tokio's 25 ns); the
+//! lookup by type costs about what the allocator's own free list does.
 #![forbid(unsafe_code)]
 
 use std::any::{Any, TypeId};

@@ -34,7 +34,7 @@ use dinah::LocalExecutor;
 use dinah::executor::ExecutorConfig;
 use dinah::telemetry::{Cause, ManualClock, TelemetryConfig, Thresholds, Verdict};
 
-use domain::{Batch, Commit, Event, Failure, Invalid, Reply, RetryPolicy, classify, parse};
+use domain::{Batch, Commit, Error, Event, Failure, Invalid, Reply, RetryPolicy, classify, parse};
 use ports::{Acks, Clock, Intake, Legacy, Policy, Tally, Upstream};
 
 // ---- the domain, with plain values ----
@@ -97,13 +97,13 @@ struct ScriptedUpstream {
 }
 
 impl Upstream for ScriptedUpstream {
-    fn exchange(&mut self, batch: &Batch) -> impl Future<Output = Result<String, String>> {
+    fn exchange(&mut self, batch: &Batch) -> impl Future<Output = Result<String, Error>> {
         self.sent.push(batch.encode());
-        ready(
-            self.replies
-                .pop_front()
-                .unwrap_or_else(|| Err("script ended".to_owned())),
-        )
+        let reply = self
+            .replies
+            .pop_front()
+            .unwrap_or_else(|| Err("script ended".to_owned()));
+        ready(reply.map_err(Error::from))
     }
 }
 
@@ -111,7 +111,7 @@ impl Upstream for ScriptedUpstream {
 struct RecordingLegacy(RefCell<Vec<Commit>>);
 
 impl Legacy for RecordingLegacy {
-    fn record(&self, commit: &Commit) -> impl Future<Output = Result<(), String>> {
+    fn record(&self, commit: &Commit) -> impl Future<Output = Result<(), Error>> {
         self.0.borrow_mut().push(commit.clone());
         ready(Ok(()))
     }
@@ -316,7 +316,10 @@ fn the_tcp_upstream_exchanges_batches_and_times_out_on_a_silent_store() {
     store.hold.close();
     tcp.timeout = Duration::from_millis(20);
     let silent = executor.block_on(tcp.exchange(&Batch::new(2)));
-    assert_eq!(silent, Err("the upstream did not reply in time".to_owned()));
+    assert_eq!(
+        silent.map_err(|error| error.to_string()),
+        Err("the upstream did not reply in time".to_owned())
+    );
     store.hold.open();
 }
 

@@ -17,7 +17,7 @@ use dinah::sync::SharedSemaphore;
 use dinah::sync::mpsc::{Receiver, Sender};
 use dinah::time::{TimerDriver, TimerHandle};
 
-use crate::domain::{Batch, Commit, Event, Failure, parse};
+use crate::domain::{Batch, Commit, Error, Event, Failure, parse};
 use crate::ports::{Acks, Clock, Intake, Legacy, Upstream};
 
 #[path = "../support/gate.rs"]
@@ -40,10 +40,10 @@ pub(crate) struct Faults {
 }
 
 /// The legacy system's call: blocking, slow when its gate is shut.
-pub(crate) fn legacy_call(faults: &Faults, commit: &Commit) -> Result<(), String> {
+pub(crate) fn legacy_call(faults: &Faults, commit: &Commit) -> Result<(), Error> {
     faults.legacy.hold();
     if commit.ids.is_empty() {
-        return Err("an empty commit".to_owned());
+        return Err("an empty commit".into());
     }
     Ok(())
 }
@@ -78,35 +78,32 @@ impl TcpUpstream {
 }
 
 /// Reads one line from `stream` into `buffer` (which keeps what follows).
-async fn read_line(stream: &TcpStream, buffer: &mut Vec<u8>) -> Result<String, String> {
+async fn read_line(stream: &TcpStream, buffer: &mut Vec<u8>) -> Result<String, Error> {
     loop {
         if let Some(end) = buffer.iter().position(|&byte| byte == b'\n') {
             let line: Vec<u8> = buffer.drain(..=end).collect();
-            return String::from_utf8(line).map_err(|_| "not UTF-8".to_owned());
+            return Ok(String::from_utf8(line)?);
         }
         let mut chunk = [0u8; 512];
-        let n = stream.read(&mut chunk).await.map_err(|e| e.to_string())?;
+        let n = stream.read(&mut chunk).await?;
         if n == 0 {
-            return Err("closed".to_owned());
+            return Err("closed".into());
         }
         buffer.extend_from_slice(&chunk[..n]);
     }
 }
 
 impl Upstream for TcpUpstream {
-    fn exchange(&mut self, batch: &Batch) -> impl Future<Output = Result<String, String>> {
+    fn exchange(&mut self, batch: &Batch) -> impl Future<Output = Result<String, Error>> {
         let encoded = batch.encode();
         async move {
             let exchange = async {
-                self.stream
-                    .write_all(encoded.as_bytes())
-                    .await
-                    .map_err(|e| e.to_string())?;
+                self.stream.write_all(encoded.as_bytes()).await?;
                 read_line(&self.stream, &mut self.buffer).await
             };
             match self.timers.clone().timeout(self.timeout, exchange).await {
                 Ok(reply) => reply,
-                Err(_) => Err("the upstream did not reply in time".to_owned()),
+                Err(_) => Err("the upstream did not reply in time".into()),
             }
         }
     }
@@ -123,17 +120,13 @@ pub(crate) struct PoolLegacy {
 }
 
 impl Legacy for PoolLegacy {
-    fn record(&self, commit: &Commit) -> impl Future<Output = Result<(), String>> {
+    fn record(&self, commit: &Commit) -> impl Future<Output = Result<(), Error>> {
         let commit = commit.clone();
         async move {
             if self.faults.call_inline.load(Ordering::Relaxed) {
                 return legacy_call(&self.faults, &commit);
             }
-            let permit = self
-                .permits
-                .acquire_owned()
-                .await
-                .map_err(|_| "the legacy budget is closed".to_owned())?;
+            let permit = self.permits.acquire_owned().await?;
             let faults = Arc::clone(&self.faults);
             let handle = self
                 .pool
@@ -142,8 +135,7 @@ impl Legacy for PoolLegacy {
                     drop(permit);
                     done
                 })
-                .await
-                .map_err(|_| "the blocking pool is shut down".to_owned())?;
+                .await?;
             // Admitted: the call runs on the pool; its result is not waited
             // for (its failures are the pool's figures).
             drop(handle);

@@ -33,7 +33,7 @@ use dinah::{BlockingPool, JoinHandle, LocalExecutor};
 use crate::adapter::{
     ChannelIntake, DinahClock, Faults, PoolLegacy, Route, SocketAcks, TcpUpstream, ingest,
 };
-use crate::domain::{Event, RetryPolicy};
+use crate::domain::{Error, Event, RetryPolicy};
 use crate::ports::{Policy, Tally, run};
 
 /// The deployment's choices.
@@ -156,7 +156,7 @@ pub(crate) fn start(
     config: Config,
     telemetry: impl Fn(&str) -> TelemetryConfig + Send + 'static,
     sink: Option<Arc<dyn Sink + Send + Sync>>,
-) -> Result<Relay, String> {
+) -> Result<Relay, Error> {
     let (started, ready) = mpsc::channel();
     let stop = Arc::new(AtomicBool::new(false));
     let faults = Arc::new(Faults::default());
@@ -173,8 +173,7 @@ pub(crate) fn start(
                     (&stop, faults, &intake),
                     &started,
                 )
-            })
-            .map_err(|e| e.to_string())?
+            })?
     };
     match ready.recv() {
         Ok(Ok((addr, monitor, pool))) => Ok(Relay {
@@ -188,8 +187,8 @@ pub(crate) fn start(
         }),
         Ok(Err(error)) => Err(error),
         Err(_) => Err(thread.join().map_or_else(
-            |_| "the relay thread panicked".to_owned(),
-            |_| "the relay ended".to_owned(),
+            |_| "the relay thread panicked".into(),
+            |_| "the relay ended".into(),
         )),
     }
 }
@@ -211,7 +210,7 @@ impl Relay {
     }
 }
 
-type Started = Result<(SocketAddr, Monitor, PoolMonitor), String>;
+type Started = Result<(SocketAddr, Monitor, PoolMonitor), Error>;
 
 /// The executor the relay runs on, as its thread drives it.
 trait Runtime {
@@ -308,20 +307,17 @@ fn build<R: Runtime>(
     runtime: &R,
     config: &Config,
     telemetry: &dyn Fn(&str) -> TelemetryConfig,
-) -> Result<Parts, String> {
+) -> Result<Parts, Error> {
     let pool = BlockingPool::with_telemetry(
         BlockingConfig::new(config.legacy_threads, config.legacy_queue),
         telemetry("legacy"),
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     // Sockets register with the executor's reactor: made inside its
     // `block_on`, where any executor is entered.
     let (listener, upstream) = runtime.block_on(async {
-        let listener = TcpListener::bind(config.listen).map_err(|e| e.to_string())?;
-        let upstream = TcpStream::connect(config.upstream)
-            .await
-            .map_err(|error| format!("upstream: {error}"))?;
-        Ok::<_, String>((listener, upstream))
+        let listener = TcpListener::bind(config.listen)?;
+        let upstream = TcpStream::connect(config.upstream).await?;
+        Ok::<_, Error>((listener, upstream))
     })?;
     Ok(Parts {
         pool: Arc::new(pool),
@@ -429,7 +425,7 @@ fn serve(
     watch: (&AtomicBool, Arc<Faults>, &Mutex<ChannelFigures>),
     started: &mpsc::Sender<Started>,
 ) -> (Tally, ShutdownReport) {
-    let refused = |error: String| {
+    let refused = |error: Error| {
         let _ = started.send(Err(error));
         (Tally::default(), ShutdownReport::default())
     };
@@ -437,7 +433,7 @@ fn serve(
         let executor =
             match LocalExecutor::with_telemetry(ExecutorConfig::default(), telemetry("relay")) {
                 Ok(executor) => executor,
-                Err(error) => return refused(error.to_string()),
+                Err(error) => return refused(error.into()),
             };
         return drive(&executor, config, telemetry, watch, started, |tasks| {
             let spawner = executor.local_spawner();
@@ -464,7 +460,7 @@ fn serve(
     };
     let executor = match built {
         Ok(executor) => executor,
-        Err(error) => return refused(error.to_string()),
+        Err(error) => return refused(error.into()),
     };
     drive(&executor, config, telemetry, watch, started, |tasks| {
         let handle = executor.handle();

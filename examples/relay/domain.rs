@@ -141,6 +141,10 @@ impl RetryPolicy {
     }
 }
 
+/// What a port's operation failed with: any error, carried with `?` from
+/// wherever it came (a socket, a pool, a parse) with no mapping.
+pub(crate) type Error = Box<dyn std::error::Error + Send + Sync>;
+
 /// Why a batch was not committed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Failure {

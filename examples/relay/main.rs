@@ -45,7 +45,7 @@ use dinah::telemetry::{Recorder, TelemetryConfig, Thresholds};
 const PRODUCERS: usize = 3;
 const EVENTS: u64 = 30;
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), domain::Error> {
     let mut trace = "target/relay.trace.json".to_owned();
     let mut workers = None;
     let mut serve = false;

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use futures_util::future::{Either, select};
 
-use crate::domain::{Batch, Commit, Event, Failure, Reply, RetryPolicy, classify};
+use crate::domain::{Batch, Commit, Error, Event, Failure, Reply, RetryPolicy, classify};
 
 /// Time, as the service needs it.
 pub(crate) trait Clock {
@@ -24,13 +24,13 @@ pub(crate) trait Clock {
 pub(crate) trait Upstream {
     /// Sends `batch` and waits for the reply line (an `Err` is the
     /// connection's failure).
-    fn exchange(&mut self, batch: &Batch) -> impl Future<Output = Result<String, String>>;
+    fn exchange(&mut self, batch: &Batch) -> impl Future<Output = Result<String, Error>>;
 }
 
 /// The legacy system every committed batch is reported to: a blocking
 /// call, made somewhere it may block.
 pub(crate) trait Legacy {
-    fn record(&self, commit: &Commit) -> impl Future<Output = Result<(), String>>;
+    fn record(&self, commit: &Commit) -> impl Future<Output = Result<(), Error>>;
 }
 
 /// Where events come in, each with the route its acknowledgement takes.
@@ -71,7 +71,10 @@ pub(crate) async fn commit<U: Upstream, C: Clock>(
 ) -> Result<Commit, Failure> {
     let mut attempt = 0;
     loop {
-        let reply = upstream.exchange(batch).await.map_err(Failure::Io)?;
+        let reply = upstream
+            .exchange(batch)
+            .await
+            .map_err(|error| Failure::Io(error.to_string()))?;
         match classify(&reply) {
             Reply::Committed(number) if number == batch.number => {
                 return Ok(Commit {

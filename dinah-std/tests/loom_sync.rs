@@ -12,8 +12,8 @@
 //! oneshot's: a send, and a sender dropped unsent, against the receive;
 //! and the watch's: a send, then the sender's drop, against a receiver
 //! joining the line; and the broadcast's: a send and the last sender's
-//! drop against a receiver joining the line; and two consumers sharing one
-//! receiver. A
+//! drop against a receiver joining the line; two consumers sharing one
+//! receiver; and the once cell's: two initializers racing for its turn. A
 //! lost wake shows as a deadlock, a lost value, permit or cancellation as a
 //! failed assertion.
 #![cfg(loom)]
@@ -24,8 +24,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
 use dinah_std::sync::{
-    CancellationHandle, SharedMutex, SharedNotify, SharedRwLock, SharedSemaphore, broadcast, mpsc,
-    oneshot, watch,
+    CancellationHandle, SharedMutex, SharedNotify, SharedOnceCell, SharedRwLock, SharedSemaphore,
+    broadcast, mpsc, oneshot, watch,
 };
 use loom::thread;
 
@@ -274,5 +274,30 @@ fn two_consumers_sharing_a_receiver_take_each_value_once() {
         let mut got: Vec<u32> = block_on(rx.recv()).into_iter().collect();
         got.extend(consumer.join().unwrap());
         assert_eq!(got, [1], "one consumer takes it, the other sees the end");
+    });
+}
+
+#[test]
+fn two_initializers_racing_for_a_once_cell_run_one_and_read_its_value() {
+    loom::model(|| {
+        let cell = Arc::new(SharedOnceCell::new());
+        let runs = Arc::new(loom::sync::atomic::AtomicUsize::new(0));
+        let init = |cell: &SharedOnceCell<usize>, runs: &loom::sync::atomic::AtomicUsize, id| {
+            *block_on(cell.get_or_init(|| async move {
+                runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                id
+            }))
+        };
+        let other = thread::spawn({
+            let (cell, runs) = (Arc::clone(&cell), Arc::clone(&runs));
+            move || init(&cell, &runs, 2)
+        });
+        let mine = init(&cell, &runs, 1);
+        assert_eq!(other.join().unwrap(), mine, "both read the one value");
+        assert_eq!(
+            runs.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "one initializer ran"
+        );
     });
 }

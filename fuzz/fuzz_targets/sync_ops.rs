@@ -1,5 +1,6 @@
 //! Operation sequences on the bounded channel, the semaphore, the mutex and
-//! the read-write lock, the oneshot, the watch and the broadcast, against
+//! the read-write lock, the oneshot, the watch, the broadcast, the notify,
+//! the cancellation flags, the shared receiver and the once cell, against
 //! their reference models (the checkers `tests/sync_model.rs` uses): every
 //! outcome, and every wake, as the model says.
 #![no_main]
@@ -8,6 +9,8 @@ use libfuzzer_sys::fuzz_target;
 
 #[path = "../../tests/support/sync_model.rs"]
 mod sync_model;
+#[path = "../../tests/support/toolbox_model.rs"]
+mod toolbox_model;
 #[path = "../../tests/support/wait_model.rs"]
 mod wait_model;
 
@@ -18,4 +21,8 @@ fuzz_target!(|bytes: &[u8]| {
     wait_model::check_oneshot(bytes);
     wait_model::check_watch(bytes);
     wait_model::check_broadcast(bytes);
+    toolbox_model::check_notify(bytes);
+    toolbox_model::check_cancel(bytes);
+    toolbox_model::check_shared_receiver(bytes);
+    toolbox_model::check_once_cell(bytes);
 });

@@ -14,6 +14,8 @@ pub(crate) mod sync_model;
 #[allow(dead_code)]
 pub(crate) mod temp_dir;
 #[allow(dead_code)]
+pub(crate) mod toolbox_model;
+#[allow(dead_code)]
 pub(crate) mod virtual_time;
 #[allow(dead_code)]
 pub(crate) mod wait_model;

@@ -178,8 +178,8 @@ fn taken<'a>(mut guard: Held<'a>, value: &mut u32, write: bool) -> Held<'a> {
 }
 
 /// Drives a oneshot channel and its model with the operations coded in
-/// `bytes` (poll the receive, send, drop the sender, drop the receive):
-/// every outcome and every wake as the model says.
+/// `bytes` (poll the receive, send, drop the sender, drop the receive, make
+/// a new channel): every outcome and every wake as the model says.
 pub(crate) fn check_oneshot(bytes: &[u8]) {
     let (tx, rx) = dinah::sync::oneshot::channel::<u8>();
     let mut tx = Some(tx);
@@ -193,7 +193,7 @@ pub(crate) fn check_oneshot(bytes: &[u8]) {
     let mut wakes = 0;
     let mut ended = false;
     for &byte in bytes {
-        match byte % 4 {
+        match byte % 5 {
             0 => {
                 if let Some(receive) = rx.as_mut().filter(|_| !ended) {
                     let want = match sent.take() {
@@ -232,12 +232,19 @@ pub(crate) fn check_oneshot(bytes: &[u8]) {
                     }
                 }
             }
-            _ => {
+            3 => {
                 if rx.take().is_some() {
                     sent = None;
                     waiting = false;
                     wakes = 0;
                 }
+            }
+            _ => {
+                // A new channel, whose cell may be one an ended channel
+                // kept on this thread: it starts as new all the same.
+                let (new_tx, new_rx) = dinah::sync::oneshot::channel::<u8>();
+                (tx, rx) = (Some(new_tx), Some(Polled::new(new_rx)));
+                (sent, sender_gone, waiting, wakes, ended) = (None, false, false, 0, false);
             }
         }
         if let Some(receive) = &rx {

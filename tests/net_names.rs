@@ -1,6 +1,6 @@
 //! Names and literals as addresses: literals parsed where they are given,
-//! names looked up on the resolver pool, every address of a name tried in
-//! turn, a datagram sent to the address of the socket's family, and the
+//! names looked up on the resolver pool (for a connect, a datagram's target
+//! and `lookup_and_bind`), every address of a name tried in turn, a datagram sent to the address of the socket's family, and the
 //! typed errors for a name where no lookup may wait and for a string that
 //! is no address. Only `localhost` is looked up: the tests need no network.
 //! Not under Miri, which cannot call the system's resolver.
@@ -81,12 +81,36 @@ fn a_datagram_to_a_name_goes_to_the_address_of_the_sockets_family() {
 }
 
 #[test]
+fn lookup_and_bind_binds_a_name_after_its_lookup() {
+    let executor = LocalExecutor::new();
+    executor
+        .block_on(async {
+            let listener = TcpListener::lookup_and_bind("localhost:0").await?;
+            let addr = listener.local_addr()?;
+            assert!(addr.ip().is_loopback(), "{addr}");
+            let (connected, accepted) =
+                futures_util::future::join(TcpStream::connect(addr), listener.accept()).await;
+            assert_eq!(connected?.local_addr()?, accepted?.1);
+
+            let socket = UdpSocket::lookup_and_bind(("localhost", 0)).await?;
+            assert!(socket.local_addr()?.ip().is_loopback());
+            let literal = UdpSocket::lookup_and_bind("127.0.0.1:0").await?;
+            socket.send_to(b"named", literal.local_addr()?).await?;
+            let mut buf = [0u8; 8];
+            let (n, from) = literal.recv_from(&mut buf).await?;
+            assert_eq!((&buf[..n], from), (&b"named"[..], socket.local_addr()?));
+            Ok::<(), io::Error>(())
+        })
+        .unwrap();
+}
+
+#[test]
 fn names_where_no_lookup_may_wait_and_strings_that_are_no_address_are_typed_errors() {
     let executor = LocalExecutor::new();
     executor.block_on(async {
         let named = TcpListener::bind("localhost:0").unwrap_err();
         assert_eq!(named.kind(), io::ErrorKind::InvalidInput, "{named}");
-        assert!(named.to_string().contains("lookup_host"), "{named}");
+        assert!(named.to_string().contains("lookup_and_bind"), "{named}");
         let named = UdpSocket::bind(("localhost", 0)).unwrap_err();
         assert_eq!(named.kind(), io::ErrorKind::InvalidInput, "{named}");
         let nonsense = lookup_host("no port here").await.unwrap_err();

@@ -10,10 +10,10 @@
 //!
 //! Addresses are anything [`ToSocketAddrs`] takes: a `SocketAddr`, a
 //! literal string (`"127.0.0.1:8080"`), or a name (`"localhost:8080"`).
-//! `connect` and `send_to` resolve a name with [`lookup_host`], on the
-//! process's I/O pool, never on the executor's thread; `bind`, which does not
-//! wait, takes literals only (a name there is refused as `InvalidInput`:
-//! resolve it first).
+//! `connect`, `send_to` and `lookup_and_bind` resolve a name with
+//! [`lookup_host`], on the process's I/O pool, never on the executor's
+//! thread; `bind`, which does not wait, takes literals only (a name there is
+//! refused as `InvalidInput`, naming `lookup_and_bind`).
 //!
 //! # Example
 //!

@@ -145,7 +145,7 @@ pub(crate) fn known_addrs(addr: &impl ToSocketAddrs) -> io::Result<Vec<SocketAdd
             io::ErrorKind::InvalidInput,
             format!(
                 "dinah: {name:?} is a name; bind does not wait for a lookup: \
-                 resolve it with net::lookup_host first"
+                 use lookup_and_bind, or net::lookup_host first"
             ),
         )),
     }

@@ -31,11 +31,24 @@ impl UdpSocket {
     /// # Errors
     ///
     /// The OS's; `InvalidInput` for a name (this call does not wait for a
-    /// lookup: [`lookup_host`](super::lookup_host) first); an error when
-    /// no executor was made or entered on this thread.
+    /// lookup: [`lookup_and_bind`](Self::lookup_and_bind) does); an error
+    /// when no executor was made or entered on this thread.
     pub fn bind(addr: impl ToSocketAddrs) -> io::Result<Self> {
         let addrs = known_addrs(&addr)?;
         Self::from_std(first_ok(addrs, std::net::UdpSocket::bind)?)
+    }
+
+    /// Binds to `addr` as [`bind`](Self::bind) does, a name included
+    /// (`"localhost:9000"`): it is looked up first by
+    /// [`lookup_host`](super::lookup_host), on the process's I/O pool, off
+    /// this thread. A literal needs no lookup.
+    ///
+    /// # Errors
+    ///
+    /// The lookup's, then [`bind`](Self::bind)'s.
+    pub async fn lookup_and_bind(addr: impl ToSocketAddrs) -> io::Result<Self> {
+        let addrs = super::lookup_host(addr).await?;
+        Self::bind(addrs.as_slice())
     }
 
     /// Takes over a bound `std` socket: sets it non-blocking and registers

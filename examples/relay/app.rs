@@ -316,7 +316,10 @@ fn build<R: Runtime>(
     // `block_on`, where any executor is entered.
     let (listener, upstream) = runtime.block_on(async {
         let listener = TcpListener::bind(config.listen)?;
-        let upstream = TcpStream::connect(config.upstream).await?;
+        // The one error given context: which of the two sockets failed.
+        let upstream = TcpStream::connect(config.upstream)
+            .await
+            .map_err(|error| format!("upstream: {error}"))?;
         Ok::<_, Error>((listener, upstream))
     })?;
     Ok(Parts {

@@ -47,7 +47,7 @@ impl UdpSocket {
     ///
     /// The lookup's, then [`bind`](Self::bind)'s.
     pub async fn lookup_and_bind(addr: impl ToSocketAddrs) -> io::Result<Self> {
-        let addrs = super::lookup_host(addr).await?;
+        let addrs = lookup_host(addr).await?;
         Self::bind(addrs.as_slice())
     }
 

@@ -76,13 +76,14 @@ impl<T> Slots for Bounded<T> {
     }
 }
 
-/// A state behind a lock, with a name and a microsecond clock (the
+/// A state behind a lock, with a name, read in microseconds of the
 /// process's [`StdClock`]: a waiter joining a line reads it, so it must be
-/// a few instructions, not a system call).
+/// a few instructions, not a system call. The clock is found at the first
+/// reading, not when the state is made: a process that never waits never
+/// calibrates it.
 #[derive(Debug)]
 pub(crate) struct Locked<S> {
     pub(crate) name: Option<&'static str>,
-    clock: StdClock,
     state: StateLock<S>,
 }
 
@@ -90,13 +91,12 @@ impl<S> Locked<S> {
     pub(crate) fn new(name: Option<&'static str>, state: S) -> Self {
         Self {
             name,
-            clock: StdClock::new(),
             state: StateLock::new(state),
         }
     }
 
     fn micros(&self) -> u64 {
-        self.clock.now() / 1_000
+        StdClock::new().now() / 1_000
     }
 
     /// The state, out of its lock.

@@ -2,9 +2,9 @@
 //! type, so making a short-lived channel (a oneshot reply) again on a
 //! thread reuses one allocation instead of making another.
 //!
-//! A cell is kept only when its holder is the last one (checked with
-//! `Arc::get_mut`, so no other end can see it) and its state has been put
-//! back to new. At most [`PER_TYPE`] cells of each of at most [`TYPES`]
+//! A cell is kept only when its holder is the last one (its strong count
+//! is 1 and it has no weak reference, so no other end can see it or be
+//! made) and its state has been put back to new. At most [`PER_TYPE`] cells of each of at most [`TYPES`]
 //! types are kept per thread; past that a cell is freed as before. The
 //! cells of a thread are freed when it exits.
 //!

@@ -296,7 +296,13 @@ pub(crate) fn check_shared_receiver(bytes: &[u8]) {
                     match (got.is_ready(), *turn) {
                         (true, _) => {
                             receives[index] = None;
-                            pass_turn(&mut holder, &mut line, &mut receives, &mut wakes);
+                            pass_turn(
+                                &mut holder,
+                                &mut line,
+                                &mut receives,
+                                &mut wakes,
+                                Turn::Holding,
+                            );
                         }
                         (false, Turn::Fresh) if mine => {
                             holder = Some(index);
@@ -321,7 +327,13 @@ pub(crate) fn check_shared_receiver(bytes: &[u8]) {
                     registered = None;
                 }
                 match turn {
-                    Turn::Holding => pass_turn(&mut holder, &mut line, &mut receives, &mut wakes),
+                    Turn::Holding => pass_turn(
+                        &mut holder,
+                        &mut line,
+                        &mut receives,
+                        &mut wakes,
+                        Turn::Holding,
+                    ),
                     Turn::Waiting => line.retain(|&i| i != index),
                     Turn::Fresh => {}
                 }
@@ -356,17 +368,19 @@ pub(crate) fn check_shared_receiver(bytes: &[u8]) {
     }
 }
 
-/// The turn goes to the next consumer in line, which is woken for it.
-fn pass_turn(
+/// A turn (to receive, to initialize) goes to the next in line, which is
+/// woken for it and now holds it (`holding`).
+fn pass_turn<P, S: Copy>(
     holder: &mut Option<usize>,
     line: &mut VecDeque<usize>,
-    receives: &mut [Receive<'_>],
+    waiters: &mut [Option<(P, S)>],
     wakes: &mut [usize],
+    holding: S,
 ) {
     *holder = line.pop_front();
     if let Some(next) = *holder {
-        if let Some((_, turn)) = receives[next].as_mut() {
-            *turn = Turn::Holding;
+        if let Some((_, stand)) = waiters[next].as_mut() {
+            *stand = holding;
         }
         wakes[next] += 1;
     }
@@ -441,7 +455,13 @@ pub(crate) fn check_once_cell(bytes: &[u8]) {
                         let stand = *stand;
                         callers[index] = None;
                         if stand == Caller::Holding {
-                            give_turn(&mut holder, &mut line, &mut callers, &mut wakes);
+                            pass_turn(
+                                &mut holder,
+                                &mut line,
+                                &mut callers,
+                                &mut wakes,
+                                Caller::Holding,
+                            );
                         }
                     }
                 }
@@ -454,7 +474,13 @@ pub(crate) fn check_once_cell(bytes: &[u8]) {
                 };
                 drop(caller);
                 match stand {
-                    Caller::Holding => give_turn(&mut holder, &mut line, &mut callers, &mut wakes),
+                    Caller::Holding => pass_turn(
+                        &mut holder,
+                        &mut line,
+                        &mut callers,
+                        &mut wakes,
+                        Caller::Holding,
+                    ),
                     Caller::Waiting => line.retain(|&i| i != index),
                     Caller::Fresh => {}
                 }
@@ -476,22 +502,5 @@ pub(crate) fn check_once_cell(bytes: &[u8]) {
                 assert_eq!(caller.woken(), wakes[index], "caller {index} wakes");
             }
         }
-    }
-}
-
-/// The turn to initialize goes to the next caller in line, which is woken
-/// for it.
-fn give_turn(
-    holder: &mut Option<usize>,
-    line: &mut VecDeque<usize>,
-    callers: &mut [Initializing<'_>],
-    wakes: &mut [usize],
-) {
-    *holder = line.pop_front();
-    if let Some(next) = *holder {
-        if let Some((_, stand)) = callers[next].as_mut() {
-            *stand = Caller::Holding;
-        }
-        wakes[next] += 1;
     }
 }

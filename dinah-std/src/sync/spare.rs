@@ -26,7 +26,10 @@ pub(crate) const PER_TYPE: usize = 32;
 /// freed.
 pub(crate) const TYPES: usize = 16;
 
-/// Per type: its id and a `Vec<Arc<C>>` of spare cells.
+/// Per type: its id and a `Vec<Arc<C>>` of spare cells. The id could be
+/// asked of each shelf (`Any::type_id`), but that is a call through the
+/// shelf's vtable per shelf passed; kept beside it, finding the shelf is a
+/// compare.
 type Shelves = Vec<(TypeId, Box<dyn Any>)>;
 
 thread_local! {

@@ -5,11 +5,13 @@
 //! worker ends them all; and a worker woken for work and a worker waking
 //! itself agree on who is awake.
 //!
-//! The queue is a counter here: what the models check is the protocol
-//! around it, which `multi/worker.rs` follows step for step: look, search
-//! (if fewer than half the workers do), look again, go to sleep (the last
-//! searcher to stop looks once more and wakes someone if work came), sleep
-//! until woken or until its own work comes.
+//! The queues are counters here (the global queue, and each worker's
+//! deque): what the models check is the protocol around them, which
+//! `multi/worker.rs` follows step for step: look in its own queue, search
+//! (if fewer than half the workers do) other deques and the global queue,
+//! go to sleep (every worker that goes to sleep looks at every queue once
+//! more and wakes someone if work is there), sleep until woken or until
+//! its own work comes.
 #![cfg(loom)]
 
 use dinah_std::loom_support::{Idle, Parker};
@@ -20,8 +22,10 @@ use loom::thread;
 struct Runtime {
     idle: Idle,
     parkers: Vec<Parker>,
-    /// Work queued and not taken.
+    /// Work in the global queue.
     queued: AtomicUsize,
+    /// Work in each worker's deque, which the others may steal.
+    deques: Vec<AtomicUsize>,
     /// Work taken.
     taken: AtomicUsize,
     stopping: AtomicBool,
@@ -33,20 +37,17 @@ impl Runtime {
             idle: Idle::new(workers),
             parkers: (0..workers).map(|_| Parker::new()).collect(),
             queued: AtomicUsize::new(0),
+            deques: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
             taken: AtomicUsize::new(0),
             stopping: AtomicBool::new(false),
         })
     }
 
-    fn take(&self) -> bool {
-        let mut queued = self.queued.load(Ordering::SeqCst);
+    /// Takes one piece of work from `queue`, if it holds any.
+    fn take_from(&self, queue: &AtomicUsize) -> bool {
+        let mut queued = queue.load(Ordering::SeqCst);
         while queued > 0 {
-            match self.queued.compare_exchange(
-                queued,
-                queued - 1,
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            ) {
+            match queue.compare_exchange(queued, queued - 1, Ordering::SeqCst, Ordering::SeqCst) {
                 Ok(_) => {
                     self.taken.fetch_add(1, Ordering::SeqCst);
                     return true;
@@ -55,6 +56,28 @@ impl Runtime {
             }
         }
         false
+    }
+
+    /// Worker `index` looks in its own deque, then the global queue.
+    fn take(&self, index: usize) -> bool {
+        self.take_from(&self.deques[index]) || self.take_from(&self.queued)
+    }
+
+    /// Worker `index` searches: the other deques, then the global queue.
+    fn steal(&self, index: usize) -> bool {
+        (0..self.deques.len())
+            .filter(|&victim| victim != index)
+            .any(|victim| self.take_from(&self.deques[victim]))
+            || self.take_from(&self.queued)
+    }
+
+    /// Whether any queue a sleeper could take from holds work.
+    fn has_queued_work(&self) -> bool {
+        self.queued.load(Ordering::SeqCst) > 0
+            || self
+                .deques
+                .iter()
+                .any(|deque| deque.load(Ordering::SeqCst) > 0)
     }
 
     /// A spawn from outside the workers: push, then wake one if needed.
@@ -86,7 +109,7 @@ impl Runtime {
             if self.stopping.load(Ordering::SeqCst) || self.taken.load(Ordering::SeqCst) >= goal {
                 return;
             }
-            if self.take() {
+            if self.take(index) {
                 if searching {
                     searching = false;
                     if self.idle.stop_searching() {
@@ -98,7 +121,7 @@ impl Runtime {
             if !searching && self.idle.start_searching() {
                 searching = true;
             }
-            if searching && self.take() {
+            if searching && self.steal(index) {
                 searching = false;
                 if self.idle.stop_searching() {
                     self.wake_one();
@@ -108,8 +131,8 @@ impl Runtime {
             // Sleep, as `WorkerHere::sleep` does.
             // (It wakes searching, or not at all: a model worker has no
             // timers of its own to wake it.)
-            let (last_searcher, _) = self.idle.sleep(index, searching);
-            if last_searcher && self.queued.load(Ordering::SeqCst) > 0 {
+            self.idle.sleep(index, searching);
+            if self.has_queued_work() {
                 self.wake_one();
             }
             loop {
@@ -172,8 +195,8 @@ fn one_push_with_two_workers_is_taken_once_and_nobody_is_left_asleep_by_a_stop()
 fn a_worker_that_wakes_on_its_own_and_a_wake_for_it_count_it_awake_once() {
     loom::model(|| {
         let idle = Arc::new(Idle::new(2));
-        assert_eq!(idle.sleep(0, false), (false, false));
-        assert_eq!(idle.sleep(1, false), (false, true));
+        assert!(!idle.sleep(0, false));
+        assert!(idle.sleep(1, false));
         let waker = {
             let idle = Arc::clone(&idle);
             thread::spawn(move || idle.sleeper_to_wake())
@@ -189,5 +212,44 @@ fn a_worker_that_wakes_on_its_own_and_a_wake_for_it_count_it_awake_once() {
         if woke_itself {
             assert_ne!(woken, Some(1), "a worker off the list is not woken again");
         }
+    });
+}
+
+/// A worker that took two tasks from the global queue at once (one to
+/// poll, one into its deque) and is then held by that poll for good: the
+/// other worker takes the one in its deque, even when it was on its way to
+/// sleep, not searching (the held one searched), at the moment the held
+/// one called for help and found nobody asleep to call.
+#[test]
+fn work_left_in_a_held_worker_s_deque_reaches_the_other_worker() {
+    loom::model(|| {
+        let runtime = Runtime::new(2);
+        // Both were spawned while worker 0 searched: nobody was woken.
+        assert!(runtime.idle.start_searching());
+        runtime.queued.store(2, Ordering::SeqCst);
+        let held = {
+            let runtime = Arc::clone(&runtime);
+            thread::spawn(move || {
+                // Its share of the global queue: one to poll, the rest
+                // into its deque, then the call for help a searcher that
+                // found work makes; then the poll that does not return.
+                let mut queued = runtime.queued.swap(0, Ordering::SeqCst);
+                if queued > 0 {
+                    runtime.taken.fetch_add(1, Ordering::SeqCst);
+                    queued -= 1;
+                }
+                runtime.deques[0].fetch_add(queued, Ordering::SeqCst);
+                if runtime.idle.stop_searching() {
+                    runtime.wake_one();
+                }
+            })
+        };
+        let other = {
+            let runtime = Arc::clone(&runtime);
+            thread::spawn(move || runtime.work(1, 2))
+        };
+        held.join().unwrap();
+        other.join().unwrap();
+        assert_eq!(runtime.taken.load(Ordering::SeqCst), 2);
     });
 }

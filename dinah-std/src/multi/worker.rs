@@ -98,7 +98,8 @@ impl WorkerHere {
     /// any other wake to the next-task slot, whose previous task goes to
     /// the back of the deque. Work put in an empty deque may call a
     /// sleeper to steal it; a deque that held work already had its call
-    /// made (and a searcher that gives up looks at every deque first).
+    /// made (and every worker that goes to sleep looks at every deque
+    /// first).
     fn push(&self, runnable: Runnable, yielded: bool) {
         let runnable = if yielded {
             runnable
@@ -284,8 +285,10 @@ impl WorkerHere {
         if shared.clock.is_some() {
             shared.counters[self.index].slept();
         }
-        let (last_searcher, last_awake) = shared.idle.sleep(self.index, searching);
-        if last_searcher && shared.has_queued_work() {
+        let last_awake = shared.idle.sleep(self.index, searching);
+        // Work that came while nobody could be woken for it is not left
+        // for a held worker to reach (`runtime/idle.rs`, invariant 4).
+        if shared.has_queued_work() {
             shared.wake_one();
         }
         if last_awake && shared.paused {

@@ -20,12 +20,18 @@
 //!    searcher will find the work) and somebody sleeps; the woken worker
 //!    is counted awake and searching before it runs, so the next spawn
 //!    does not wake a second one for the same work.
-//! 4. The last searcher to stop, whether it found work or goes to sleep,
-//!    looks at every queue once more or wakes a sleeper: work pushed while
-//!    it searched, which saw it searching and woke nobody, is not left
-//!    waiting: the pusher's fence (after its push, before it reads the
-//!    counts) and the sleeper's (after it changes the counts, before it
-//!    looks) make sure that one of the two sees the other.
+//! 4. Every worker that goes to sleep, searching or not, looks at every
+//!    queue once more after counting itself asleep, and wakes a sleeper
+//!    (perhaps itself) if work is there. Work pushed while nobody could be
+//!    woken for it (somebody searched, or every worker still counted
+//!    itself awake) is not left waiting: the pusher's fence (after its
+//!    push, before it reads the counts) and the sleeper's (after it
+//!    changes the counts, before it looks) make sure that one of the two
+//!    sees the other. Only the last searcher's look would not do: a worker
+//!    refused a search (another searched) that goes to sleep while that
+//!    searcher takes two tasks, calls for help, finds nobody asleep yet
+//!    and is then held by a long poll, would leave the second task in the
+//!    held worker's deque until that poll ends.
 #![forbid(unsafe_code)]
 // Public only for the loom models (`loom_support`).
 #![cfg_attr(not(loom), allow(unreachable_pub))]
@@ -109,9 +115,9 @@ impl Idle {
     }
 
     /// Worker `worker` goes to sleep (and stops searching if it was):
-    /// whether it was the last searcher, and whether it was the last worker
-    /// awake.
-    pub fn sleep(&self, worker: usize, searching: bool) -> (bool, bool) {
+    /// whether it was the last worker awake. The caller then looks at every
+    /// queue (invariant 4).
+    pub fn sleep(&self, worker: usize, searching: bool) -> bool {
         let mut sleepers = lock(&self.sleepers);
         let change = ONE_AWAKE + usize::from(searching);
         let before = self.state.fetch_sub(change, Ordering::SeqCst);
@@ -121,9 +127,7 @@ impl Idle {
         // pusher sees this worker asleep, or the look at the queues the
         // caller makes next sees the push.
         fence(Ordering::SeqCst);
-        let last_searcher = searching && before & SEARCH_MASK == 1;
-        let last_awake = before >> SEARCH_BITS == 1;
-        (last_searcher, last_awake)
+        before >> SEARCH_BITS == 1
     }
 
     /// Whether worker `worker` is on the sleepers list (nobody woke it).
@@ -164,8 +168,8 @@ mod tests {
     fn a_spawn_wakes_one_sleeper_and_only_while_nobody_searches() {
         let idle = Idle::new(4);
         assert_eq!(idle.sleeper_to_wake(), None, "all awake");
-        assert_eq!(idle.sleep(3, false), (false, false));
-        assert_eq!(idle.sleep(2, false), (false, false));
+        assert!(!idle.sleep(3, false));
+        assert!(!idle.sleep(2, false));
         assert_eq!(idle.sleeper_to_wake(), Some(2));
         assert_eq!(idle.counts(), (3, 1));
         assert_eq!(idle.sleeper_to_wake(), None, "one searches already");
@@ -187,8 +191,8 @@ mod tests {
     #[test]
     fn a_sleeper_that_wakes_on_its_own_counts_itself_awake_once() {
         let idle = Idle::new(2);
-        assert_eq!(idle.sleep(0, false), (false, false));
-        assert_eq!(idle.sleep(1, false), (false, true), "the last awake");
+        assert!(!idle.sleep(0, false));
+        assert!(idle.sleep(1, false), "the last awake");
         assert!(idle.is_asleep(1));
         assert!(idle.wake_self(1));
         assert!(!idle.wake_self(1), "already off the list");

@@ -13,6 +13,9 @@
 #   DINAH_BENCH=telemetry ./benches/callgrind.sh  dinah unmeasured and measured, tokio
 #   DINAH_BENCH=sync ./benches/callgrind.sh       one uncontended semaphore acquire and release:
 #                                                  dinah's SharedSemaphore and static Semaphore, tokio's
+#   DINAH_BENCH=multi ./benches/callgrind.sh      one task spawned from a task and run, on one worker:
+#                                                  dinah's MultiExecutor, tokio multi-thread, async-executor
+#                                                  (rounds of 10,000 spawns: 1 and 3 rounds)
 #   DINAH_CARGO_ARGS="--no-default-features --features std" ./benches/callgrind.sh dinah
 #                                                  built without the telemetry feature
 set -euo pipefail
@@ -24,11 +27,22 @@ case "$name" in
     hosted) default_contenders="dinah ticked tokio local-pool async-executor" ;;
     telemetry) default_contenders="dinah measured tokio" ;;
     sync) default_contenders="semaphore-dinah semaphore-static semaphore-tokio" ;;
-    *) echo "callgrind: DINAH_BENCH is executor, hosted, telemetry or sync, not $name" >&2; exit 1 ;;
+    multi) default_contenders="dinah tokio async-executor" ;;
+    *) echo "callgrind: DINAH_BENCH is executor, hosted, telemetry, sync or multi, not $name" >&2; exit 1 ;;
 esac
 unit=yields
 one=wake+poll
+short_n=1000
+long_n=101000
+per=100000
 [ "$name" = sync ] && unit=rounds && one="acquire+release"
+if [ "$name" = multi ]; then
+    unit="rounds of 10,000 spawns"
+    one="spawned task"
+    short_n=1
+    long_n=3
+    per=20000
+fi
 read -ra cargo_args <<<"${DINAH_CARGO_ARGS:-}"
 bench=$(cargo bench --bench "$name" "${cargo_args[@]}" --no-run --message-format=json 2>/dev/null \
     | python3 -c 'import json,sys
@@ -52,8 +66,8 @@ instructions() {
 echo "bench binary: $bench"
 for contender in "${@:-$default_contenders}"; do
     for c in $contender; do
-        short=$(instructions "$c" 1000)
-        long=$(instructions "$c" 101000)
-        echo "$c: $short instructions at 1,000 $unit, $long at 101,000: $(( (long - short) / 100000 )) per $one"
+        short=$(instructions "$c" "$short_n")
+        long=$(instructions "$c" "$long_n")
+        echo "$c: $short instructions at $short_n $unit, $long at $long_n: $(( (long - short) / per )) per $one"
     done
 done

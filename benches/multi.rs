@@ -17,6 +17,12 @@
 //! against the goal that measuring costs at most twice the time.
 //!
 //! `cargo bench --bench multi [-- CASE] [--samples N] [--workers N]`.
+//!
+//! `--callgrind CONTENDER ROUNDS` (`dinah`, `tokio`, `async-executor`) runs
+//! `ROUNDS` rounds of spawn_many on one worker, untimed, and exits: under
+//! callgrind, the difference between two round counts over the tasks
+//! between them is the instructions per spawned task, start-up and
+//! shutdown cancelled out (`benches/callgrind.sh` with `DINAH_BENCH=multi`).
 
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
@@ -409,8 +415,25 @@ fn allocations_per_spawn(runtime: &dyn Runtime) -> f64 {
     (whole as f64 - half as f64) / (SPAWNS - SPAWNS / 2) as f64
 }
 
+/// `rounds` rounds of spawn_many on one worker of `contender`, untimed.
+fn callgrind(contender: &str, rounds: usize) {
+    let runtime: Box<dyn Runtime> = match contender {
+        "dinah" => Box::new(Dinah::build(1)),
+        "tokio" => Box::new(Tokio::build(1)),
+        "async-executor" => Box::new(AsyncEx::build(1)),
+        other => panic!("--callgrind: dinah, tokio or async-executor, not {other}"),
+    };
+    for _ in 0..rounds {
+        runtime.time(SPAWNS, spawn_many);
+    }
+}
+
 fn main() {
     let options = Options::from_args();
+    if let Some((contender, rounds)) = &options.callgrind {
+        callgrind(contender, *rounds);
+        return;
+    }
     println!("# dinah MultiExecutor benchmarks");
     let mut targets = Vec::new();
     if options.wants("allocations") {

@@ -33,8 +33,10 @@ impl MultiHandle {
     ///
     /// # Errors
     ///
-    /// [`SpawnError::Shutdown`] once a shutdown began; the future is handed
-    /// back.
+    /// [`SpawnError::Shutdown`] once a shutdown began; [`SpawnError::Full`]
+    /// when the runtime holds so many live tasks that one part of its task
+    /// table has no place left to number (more than 2³² - 1 of them, which
+    /// no memory holds). Either way the future is handed back.
     pub fn try_spawn<F>(&self, future: F) -> Result<JoinHandle<F::Output>, SpawnError<F>>
     where
         F: Future + Send + 'static,

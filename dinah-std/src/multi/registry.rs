@@ -100,11 +100,33 @@ impl Shard {
     }
 }
 
-/// Where a task's entry is: its shard and its place there.
-#[derive(Clone, Copy, Debug)]
+/// Where a task's entry is: its shard and its place there. Two `u32`s:
+/// a task's cell carries one, and every byte of a small cell counts (see
+/// `Run` in `task.rs`). A shard holding more than `u32::MAX` live tasks
+/// would need hundreds of gigabytes of cells; `enter` refuses the task
+/// that would need a larger place. [`Key::LEFT`] stands for a task that
+/// left already, so that its guard needs no flag beside the key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Key {
-    shard: usize,
-    at: usize,
+    shard: u32,
+    at: u32,
+}
+
+impl Key {
+    /// The key of a task that left: no place has it.
+    pub(super) const LEFT: Self = Self {
+        shard: 0,
+        at: u32::MAX,
+    };
+}
+
+/// Why [`Registry::enter`] took no task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Refusal {
+    /// The runtime is shutting down.
+    Closed,
+    /// The task's shard has no place left that a [`Key`] can name.
+    Full,
 }
 
 /// What [`Registry::ready_beyond`] found.
@@ -144,32 +166,40 @@ impl Registry {
     }
 
     fn shard_of(&self, id: TaskId) -> usize {
-        // Ids count up, so consecutive spawns take consecutive shards.
-        usize::try_from(id.get() % self.shards.len() as u64).unwrap_or(0)
+        // Ids count up, so consecutive spawns take consecutive shards. The
+        // count is a power of two: a mask, not a division.
+        let mask = self.shards.len() as u64 - 1;
+        usize::try_from(id.get() & mask).unwrap_or(0)
     }
 
-    /// Enters the task `build` makes, with its waker, and says where; `None`,
-    /// without calling `build`, when the runtime is shutting down
-    /// (invariant 2). `build` runs under the shard's lock, with the key
-    /// its task will leave by: it makes the task, and runs no user code.
+    /// Enters the task `build` makes, with its waker, and says where. Without
+    /// calling `build`, refuses it as [`Refusal::Closed`] when the runtime
+    /// is shutting down (invariant 2), and as [`Refusal::Full`] when its
+    /// shard has no place a [`Key`] can name. `build` runs under the
+    /// shard's lock, with the key its task will leave by: it makes the
+    /// task, and runs no user code.
     pub(super) fn enter<R>(
         &self,
         id: TaskId,
         name: Option<&'static str>,
         ready: Option<Arc<AtomicU64>>,
         build: impl FnOnce(Key) -> (R, Waker),
-    ) -> Option<R> {
+    ) -> Result<R, Refusal> {
         let shard = self.shard_of(id);
         let mut places = lock(&self.shards[shard]);
         if places.closed {
-            return None;
+            return Err(Refusal::Closed);
         }
         let at = if places.free == NONE {
             places.places.len()
         } else {
             places.free
         };
-        let (made, waker) = build(Key { shard, at });
+        let key = match (u32::try_from(shard), u32::try_from(at)) {
+            (Ok(shard), Ok(at)) if at != Key::LEFT.at => Key { shard, at },
+            _ => return Err(Refusal::Full),
+        };
+        let (made, waker) = build(key);
         let placed = places.insert(Entry {
             id,
             name,
@@ -177,14 +207,15 @@ impl Registry {
             ready,
         });
         debug_assert_eq!(placed, at);
-        Some(made)
+        Ok(made)
     }
 
-    /// Takes a task out as it ends (invariants 1 and 3).
-    pub(super) fn leave(&self, key: Key, end: ChildEnd) {
+    /// Takes a task out as it ends (invariants 1 and 3): its id, unless it
+    /// had left already.
+    pub(super) fn leave(&self, key: Key, end: ChildEnd) -> Option<TaskId> {
         let entry = {
-            let mut shard = lock(&self.shards[key.shard]);
-            let entry = shard.remove(key.at);
+            let mut shard = lock(&self.shards[key.shard as usize]);
+            let entry = shard.remove(key.at as usize);
             if shard.closed
                 && let Some(entry) = &entry
             {
@@ -198,7 +229,7 @@ impl Registry {
             entry
         };
         // Its waker is dropped outside the lock.
-        drop(entry);
+        entry.map(|entry| entry.id)
     }
 
     /// Tasks entered and not yet taken out: each shard's count, read under

@@ -18,11 +18,12 @@
 //!
 //! `cargo bench --bench multi [-- CASE] [--samples N] [--workers N]`.
 //!
-//! `--callgrind CONTENDER ROUNDS` (`dinah`, `tokio`, `async-executor`) runs
-//! `ROUNDS` rounds of spawn_many on one worker, untimed, and exits: under
-//! callgrind, the difference between two round counts over the tasks
-//! between them is the instructions per spawned task, start-up and
-//! shutdown cancelled out (`benches/callgrind.sh` with `DINAH_BENCH=multi`).
+//! `[CASE] --callgrind CONTENDER ROUNDS` (`dinah`, `tokio`,
+//! `async-executor`) runs `ROUNDS` rounds of the case (spawn_many if none
+//! is named) on one worker, untimed, and exits: under callgrind, the
+//! difference between two round counts over the operations between them is
+//! the instructions per operation, start-up and shutdown cancelled out
+//! (`benches/callgrind.sh` with `DINAH_BENCH=multi` counts spawn_many's).
 
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
@@ -415,23 +416,28 @@ fn allocations_per_spawn(runtime: &dyn Runtime) -> f64 {
     (whole as f64 - half as f64) / (SPAWNS - SPAWNS / 2) as f64
 }
 
-/// `rounds` rounds of spawn_many on one worker of `contender`, untimed.
-fn callgrind(contender: &str, rounds: usize) {
+/// `rounds` rounds of the first case `options` wants (spawn_many if it
+/// names none) on one worker of `contender`, untimed.
+fn callgrind(options: &Options, contender: &str, rounds: usize) {
     let runtime: Box<dyn Runtime> = match contender {
         "dinah" => Box::new(Dinah::build(1)),
         "tokio" => Box::new(Tokio::build(1)),
         "async-executor" => Box::new(AsyncEx::build(1)),
         other => panic!("--callgrind: dinah, tokio or async-executor, not {other}"),
     };
+    let case = cases()
+        .into_iter()
+        .find(|case| options.wants(case.name))
+        .expect("--callgrind: the case names one of the four shapes");
     for _ in 0..rounds {
-        runtime.time(SPAWNS, spawn_many);
+        runtime.time(case.tasks, case.root);
     }
 }
 
 fn main() {
     let options = Options::from_args();
     if let Some((contender, rounds)) = &options.callgrind {
-        callgrind(contender, *rounds);
+        callgrind(&options, contender, *rounds);
         return;
     }
     println!("# dinah MultiExecutor benchmarks");

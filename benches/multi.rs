@@ -20,7 +20,8 @@
 //!
 //! `[CASE] --callgrind CONTENDER ROUNDS` (`dinah`, `tokio`,
 //! `async-executor`) runs `ROUNDS` rounds of the case (spawn_many if none
-//! is named) on one worker, untimed, and exits: under callgrind, the
+//! is named) on one worker (or `--workers N`: for a profiler), untimed, and
+//! exits: under callgrind, the
 //! difference between two round counts over the operations between them is
 //! the instructions per operation, start-up and shutdown cancelled out
 //! (`benches/callgrind.sh` with `DINAH_BENCH=multi` counts spawn_many's).
@@ -417,12 +418,14 @@ fn allocations_per_spawn(runtime: &dyn Runtime) -> f64 {
 }
 
 /// `rounds` rounds of the first case `options` wants (spawn_many if it
-/// names none) on one worker of `contender`, untimed.
+/// names none) on `contender` with `--workers` workers (one if not given),
+/// untimed.
 fn callgrind(options: &Options, contender: &str, rounds: usize) {
+    let workers = options.workers.unwrap_or(1);
     let runtime: Box<dyn Runtime> = match contender {
-        "dinah" => Box::new(Dinah::build(1)),
-        "tokio" => Box::new(Tokio::build(1)),
-        "async-executor" => Box::new(AsyncEx::build(1)),
+        "dinah" => Box::new(Dinah::build(workers)),
+        "tokio" => Box::new(Tokio::build(workers)),
+        "async-executor" => Box::new(AsyncEx::build(workers)),
         other => panic!("--callgrind: dinah, tokio or async-executor, not {other}"),
     };
     let case = cases()

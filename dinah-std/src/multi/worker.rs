@@ -101,10 +101,13 @@ pub(crate) struct WorkerHere {
 impl WorkerHere {
     /// A task woken on this worker: a yield goes to the back of the deque,
     /// any other wake to the next-task slot, whose previous task goes to
-    /// the back of the deque. Work put in an empty deque may call a
-    /// sleeper to steal it; a deque that held work already had its call
-    /// made (and every worker that goes to sleep looks at every deque
-    /// first).
+    /// the back of the deque. Every push into the deque may call a
+    /// sleeper to steal it (`wake_one` costs a fence and a load when
+    /// nobody is to be woken, as tokio's and rayon's pushes do). Calling
+    /// only when the deque was empty lost a wake: a thief could empty the
+    /// deque between the owner's look at its length and its push, then
+    /// search, find nothing and go to sleep before the push showed, while
+    /// the owner, having seen work in the deque, called nobody.
     fn push(&self, runnable: Runnable, yielded: bool) {
         let runnable = if yielded {
             runnable
@@ -114,7 +117,7 @@ impl WorkerHere {
                 None => return,
             }
         };
-        if self.push_local(runnable) == Pushed::IntoEmpty {
+        if self.push_local(runnable) != Pushed::Spilled {
             self.shared.wake_one();
         }
     }

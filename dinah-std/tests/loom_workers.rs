@@ -253,3 +253,34 @@ fn work_left_in_a_held_worker_s_deque_reaches_the_other_worker() {
         assert_eq!(runtime.taken.load(Ordering::SeqCst), 2);
     });
 }
+
+/// A worker held by a long poll pushes a second task into its deque while
+/// the other worker steals the first: the thief may empty the deque between
+/// the owner's look and its push, search, find nothing and go to sleep.
+/// The owner's push calls `wake_one` whatever the deque held before (the
+/// runtime's rule), so the second task is still taken. With the earlier
+/// rule (look at the length, push, call only if the look found the deque
+/// empty), loom finds the deadlock: the thief asleep, the owner gone.
+#[test]
+fn a_push_into_a_deque_a_thief_just_emptied_still_reaches_it() {
+    loom::model(|| {
+        let runtime = Runtime::new(2);
+        // Worker 0 polls the task that pushed the first one; worker 1 is
+        // awake and looking.
+        runtime.deques[0].store(1, Ordering::SeqCst);
+        let owner = {
+            let runtime = Arc::clone(&runtime);
+            thread::spawn(move || {
+                runtime.deques[0].fetch_add(1, Ordering::SeqCst);
+                runtime.wake_one();
+            })
+        };
+        let thief = {
+            let runtime = Arc::clone(&runtime);
+            thread::spawn(move || runtime.work(1, 2))
+        };
+        owner.join().unwrap();
+        thief.join().unwrap();
+        assert_eq!(runtime.taken.load(Ordering::SeqCst), 2);
+    });
+}

@@ -71,17 +71,6 @@ pub(super) const MAX_NEXT_IN_A_ROW: u32 = 3;
 /// socket readiness.
 pub(super) const MAINTENANCE_INTERVAL: u32 = 61;
 
-/// Where [`WorkerHere::push_local`] put a task.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Pushed {
-    /// In the deque, which was empty.
-    IntoEmpty,
-    /// In the deque, behind other tasks.
-    Behind,
-    /// In the global queue, with half the deque.
-    Spilled,
-}
-
 /// A worker's own state, on its thread (kept in the runtime context, so
 /// that a wake made on this thread reaches its queues).
 pub(crate) struct WorkerHere {
@@ -117,30 +106,26 @@ impl WorkerHere {
                 None => return,
             }
         };
-        if self.push_local(runnable) != Pushed::Spilled {
+        if !self.push_local(runnable) {
             self.shared.wake_one();
         }
     }
 
     /// Puts a task at the back of the deque; a full deque first spills its
     /// older half, with this task after it, to the global queue, and calls
-    /// a sleeper for them (see [`LOCAL_CAPACITY`]).
-    fn push_local(&self, runnable: Runnable) -> Pushed {
-        let len = self.local.len();
-        if len < LOCAL_CAPACITY {
+    /// a sleeper for them (see [`LOCAL_CAPACITY`]). Whether it spilled
+    /// (and so called a sleeper already).
+    fn push_local(&self, runnable: Runnable) -> bool {
+        if self.local.len() < LOCAL_CAPACITY {
             self.local.push(runnable);
-            return if len == 0 {
-                Pushed::IntoEmpty
-            } else {
-                Pushed::Behind
-            };
+            return false;
         }
         let older = std::iter::from_fn(|| self.local.pop()).take(LOCAL_CAPACITY / 2);
         self.shared
             .global
             .push_batch(older.chain(std::iter::once(runnable)));
         self.shared.wake_one();
-        Pushed::Spilled
+        true
     }
 
     /// Runs `queue` with this thread's worker if it is one of `runnable`'s

@@ -8,9 +8,13 @@
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{
-    AtomicBool, AtomicPtr, AtomicU8, AtomicU16, AtomicU32, AtomicUsize, Ordering, fence,
+    AtomicBool, AtomicPtr, AtomicU8, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
 };
 
+/// Only where the target has 64-bit atomics of its own: the crate never
+/// asks `portable-atomic` for a 64-bit fallback.
+#[cfg(all(not(loom), target_has_atomic = "64"))]
+pub(crate) use portable_atomic::AtomicU64;
 #[cfg(not(loom))]
 pub(crate) use portable_atomic::{
     AtomicBool, AtomicPtr, AtomicU8, AtomicU16, AtomicU32, AtomicUsize, Ordering, fence,

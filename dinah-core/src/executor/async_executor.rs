@@ -80,13 +80,11 @@ pub struct AsyncExecutor<'a, const N: usize, O: TaskOutput = (), M: Measure = Un
     /// Vacant slots, linked through the cells (index + 1, 0 for none; at
     /// most `N + 1`, which fits 16 bits: the executor stays small).
     free: u16,
-    /// Taken off the wake stack and not yet polled, oldest first.
+    /// Taken off the wake stack, or queued by the executor itself (woken
+    /// while it polled them, see `KEEPS_POLLED_WAKES`), and not yet polled,
+    /// oldest first. A tick polls only what the list held when it began.
     pub(super) ready_head: u16,
-    ready_tail: u16,
-    /// Tasks the executor queued itself since its last tick (woken while it
-    /// polled them, see `KEEPS_POLLED_WAKES`), oldest first, with the wakes
-    /// it moved off the stack ahead of them.
-    held: Held,
+    pub(super) ready_tail: u16,
     /// The future driven by `run_until` was woken.
     pub(super) main_ready: bool,
     pub(super) stale_seen: u32,
@@ -111,7 +109,6 @@ impl<'a, const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'a, N, O, M> {
             free: 0,
             ready_head: 0,
             ready_tail: 0,
-            held: Held::EMPTY,
             main_ready: false,
             stale_seen: queue.stale_wakes(),
         };
@@ -275,8 +272,8 @@ impl<'a, const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'a, N, O, M> {
     pub(super) fn end(&mut self, index: usize, state: TaskState) {
         if KEEPS_POLLED_WAKES {
             // A wake during the task's last poll left it queued on no
-            // list: its entry goes on the held list, to be released in
-            // order.
+            // list: its entry goes on the ready list, to be released in
+            // order at the next tick.
             if self.queue.task_cell(index).end_polled(state) {
                 self.hold(index);
             }
@@ -355,35 +352,22 @@ impl<'a, const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'a, N, O, M> {
     /// task was woken while it was being polled (`POLLING`), so no waker
     /// pushed it. Whatever the wake stack holds was woken before that poll
     /// ended and goes ahead of it: a wake that lands during its task's poll
-    /// counts as made when the poll ends. For a timed queue, the wait is
-    /// stamped here.
+    /// counts as made when the poll ends. Both go behind the ready list,
+    /// past the end of the tick under way (`Ticking::end`, in `run.rs`).
+    /// For a timed queue, the wait is stamped here.
+    #[inline(always)]
     pub(super) fn hold(&mut self, index: usize) {
         let queue = self.queue;
         // A load first: taking the stack is a swap, a locked operation.
         if queue.stack().has_woken()
             && let Some((first, last)) = queue.take_woken()
         {
-            self.held.append(queue, first, last);
+            self.append_ready(first, last);
         }
         let entry = index as u32 + 1;
         queue.task_cell(index).set_link(0);
-        self.held.append(queue, entry, entry);
+        self.append_ready(entry, entry);
         queue.restamp(index);
-    }
-
-    /// Moves the held list (see [`hold`](Self::hold)) behind the ready
-    /// list, ahead of what the wake stack holds now.
-    #[inline(always)]
-    pub(super) fn release_held(&mut self) {
-        if let Some((first, last)) = self.held.take() {
-            self.append_ready(first, last);
-        }
-    }
-
-    /// Whether any task is held for the next tick.
-    #[inline(always)]
-    pub(super) fn has_held(&self) -> bool {
-        !self.held.is_empty()
     }
 
     pub(super) fn pop_ready(&mut self) -> Option<usize> {
@@ -396,62 +380,6 @@ impl<'a, const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'a, N, O, M> {
             self.ready_tail = 0;
         }
         Some(index)
-    }
-}
-
-/// The held list of an executor whose polled tasks are marked `POLLING`
-/// (see `KEEPS_POLLED_WAKES`): head and tail, `index + 1` (0 for none),
-/// linked through the queue's cells.
-#[cfg(not(any(target_os = "none", dinah_plain_wakes)))]
-struct Held(u16, u16);
-
-#[cfg(not(any(target_os = "none", dinah_plain_wakes)))]
-impl Held {
-    const EMPTY: Self = Self(0, 0);
-
-    #[inline(always)]
-    fn append<const N: usize, M: Measure>(
-        &mut self,
-        queue: &ReadyQueue<N, M>,
-        first: u32,
-        last: u32,
-    ) {
-        append(queue, (&mut self.0, &mut self.1), first, last);
-    }
-
-    /// The whole list, leaving it empty.
-    #[inline(always)]
-    fn take(&mut self) -> Option<(u32, u32)> {
-        let Self(first, last) = core::mem::replace(self, Self::EMPTY);
-        (first != 0).then_some((u32::from(first), u32::from(last)))
-    }
-
-    #[inline(always)]
-    fn is_empty(&self) -> bool {
-        self.0 == 0
-    }
-}
-
-/// Firmware marks no task `POLLING`, so it holds none: no storage.
-#[cfg(any(target_os = "none", dinah_plain_wakes))]
-struct Held;
-
-#[cfg(any(target_os = "none", dinah_plain_wakes))]
-impl Held {
-    const EMPTY: Self = Self;
-
-    fn append<const N: usize, M: Measure>(&mut self, _: &ReadyQueue<N, M>, _: u32, _: u32) {
-        crate::fmt::fail!("no task is POLLING here");
-    }
-
-    #[inline(always)]
-    fn take(&mut self) -> Option<(u32, u32)> {
-        None
-    }
-
-    #[inline(always)]
-    fn is_empty(&self) -> bool {
-        true
     }
 }
 

@@ -27,6 +27,11 @@ pub(super) struct Ticking<'t, 'a, 'o, const N: usize, O: TaskOutput, M: Measure,
     /// The stamp of the wake (or spawn) that queued the entry taken last,
     /// read while it was still queued.
     stamp: Option<u32>,
+    /// The last entry this tick polls (`index + 1`; 0 once it is taken, or
+    /// when the list was empty): where the executor queues its polled tasks
+    /// itself, they go behind the ready list during the tick and wait for
+    /// the next one.
+    end: u16,
 }
 
 impl<'t, 'a, 'o, const N: usize, O: TaskOutput, M: Measure, W: PollObserver + ?Sized>
@@ -38,6 +43,7 @@ impl<'t, 'a, 'o, const N: usize, O: TaskOutput, M: Measure, W: PollObserver + ?S
             executor,
             observer,
             stamp: None,
+            end: 0,
         }
     }
 }
@@ -47,20 +53,39 @@ impl<const N: usize, O: TaskOutput, M: Measure, W: PollObserver + ?Sized> raw::s
 {
     #[inline(always)]
     fn take_woken(&mut self) {
-        self.executor.release_held();
-        if let Some((first, last)) = self.executor.queue.take_woken() {
+        let queue = self.executor.queue;
+        // Where tasks queue their own wakes, the stack is often empty: a
+        // load first spares the swap, a locked operation. Firmware, where
+        // every wake pushes, swaps at once.
+        if (!KEEPS_POLLED_WAKES || queue.stack().has_woken())
+            && let Some((first, last)) = queue.take_woken()
+        {
             self.executor.append_ready(first, last);
         }
+        self.end = self.executor.ready_tail;
     }
 
     #[inline(always)]
     fn next_ready(&mut self) -> Option<u32> {
-        self.executor.pop_ready().map(|index| index as u32)
+        if !KEEPS_POLLED_WAKES {
+            // Nothing joins the ready list during a tick.
+            return self.executor.pop_ready().map(|index| index as u32);
+        }
+        if self.end == 0 {
+            return None;
+        }
+        let index = self.executor.pop_ready()?;
+        if index + 1 == usize::from(self.end) {
+            self.end = 0;
+        }
+        Some(index as u32)
     }
 
     #[inline(always)]
     fn other_entry(&mut self, entry: u32) -> bool {
-        if entry as usize != N {
+        // Entries are slots (`< N`) or the main future's (`N`): told apart
+        // by `<`, so that the slot's bounds need no second look.
+        if (entry as usize) < N {
             return false;
         }
         // The main future's entry: cleared here, where it was taken off,
@@ -372,7 +397,6 @@ impl<const N: usize, O: TaskOutput, M: Measure> AsyncExecutor<'_, N, O, M> {
 
     pub(super) fn has_work(&self) -> bool {
         self.ready_head != 0
-            || self.has_held()
             || (self.main_ready && self.queue.main_is_live())
             || self.queue.stack().has_woken()
     }

@@ -9,9 +9,10 @@ use crate::id::TaskId;
 ///
 /// One writer (the executor, between and around its polls) and any number
 /// of readers, none of which ever waits for the other. It is a sequence
-/// lock over the task's id and the start stamp, 64 bits each, kept as
-/// 32-bit atomics so that it works on every target (`const fn new`; 20
-/// bytes).
+/// lock over the task's id and the start stamp, 64 bits each: one 64-bit
+/// atomic each where the target has them (24 bytes), two 32-bit halves
+/// each elsewhere, so that it works on every target (20 bytes). `new` is a
+/// `const fn`.
 ///
 /// # Guarantees
 ///
@@ -30,10 +31,8 @@ use crate::id::TaskId;
 pub struct PollStamp {
     /// Even: no poll. Odd: a poll runs, with the fields below.
     sequence: crate::atomic::AtomicU32,
-    task_low: crate::atomic::AtomicU32,
-    task_high: crate::atomic::AtomicU32,
-    at_low: crate::atomic::AtomicU32,
-    at_high: crate::atomic::AtomicU32,
+    task: Wide,
+    at: Wide,
 }
 
 impl PollStamp {
@@ -43,10 +42,8 @@ impl PollStamp {
         pub fn new() -> Self {
             Self {
                 sequence: crate::atomic::AtomicU32::new(0),
-                task_low: crate::atomic::AtomicU32::new(0),
-                task_high: crate::atomic::AtomicU32::new(0),
-                at_low: crate::atomic::AtomicU32::new(0),
-                at_high: crate::atomic::AtomicU32::new(0),
+                task: Wide::new(),
+                at: Wide::new(),
             }
         }
     }
@@ -60,11 +57,8 @@ impl PollStamp {
         // that sees any of them also sees the sequence move past the
         // previous poll.
         fence(Ordering::Release);
-        let id = task.get();
-        self.task_low.store(id as u32, Ordering::Relaxed);
-        self.task_high.store((id >> 32) as u32, Ordering::Relaxed);
-        self.at_low.store(at as u32, Ordering::Relaxed);
-        self.at_high.store((at >> 32) as u32, Ordering::Relaxed);
+        self.task.store(task.get());
+        self.at.store(at);
         // Odd: the fields above are published.
         self.advance();
     }
@@ -96,10 +90,8 @@ impl PollStamp {
         if before & 1 == 0 {
             return None;
         }
-        let task = (u64::from(self.task_high.load(Ordering::Relaxed)) << 32)
-            | u64::from(self.task_low.load(Ordering::Relaxed));
-        let at = (u64::from(self.at_high.load(Ordering::Relaxed)) << 32)
-            | u64::from(self.at_low.load(Ordering::Relaxed));
+        let task = self.task.load();
+        let at = self.at.load();
         // Orders the field loads before the second look at the sequence.
         fence(Ordering::Acquire);
         if self.sequence.load(Ordering::Relaxed) != before {
@@ -113,6 +105,63 @@ impl PollStamp {
     #[inline]
     pub fn is_polling(&self) -> bool {
         self.sequence.load(crate::atomic::Ordering::Relaxed) & 1 == 1
+    }
+}
+
+/// A 64-bit field of the sequence lock, stored and loaded relaxed: the
+/// sequence orders it. One atomic where the target has 64-bit atomics.
+#[cfg(any(loom, target_has_atomic = "64"))]
+struct Wide(crate::atomic::AtomicU64);
+
+#[cfg(any(loom, target_has_atomic = "64"))]
+impl Wide {
+    crate::raw::const_unless_loom! {
+        fn new() -> Self {
+            Self(crate::atomic::AtomicU64::new(0))
+        }
+    }
+
+    #[inline(always)]
+    fn store(&self, value: u64) {
+        self.0.store(value, crate::atomic::Ordering::Relaxed);
+    }
+
+    #[inline(always)]
+    fn load(&self) -> u64 {
+        self.0.load(crate::atomic::Ordering::Relaxed)
+    }
+}
+
+/// A 64-bit field of the sequence lock as two 32-bit halves, where the
+/// target has no 64-bit atomics: the sequence still publishes the two
+/// halves together.
+#[cfg(not(any(loom, target_has_atomic = "64")))]
+struct Wide {
+    low: crate::atomic::AtomicU32,
+    high: crate::atomic::AtomicU32,
+}
+
+#[cfg(not(any(loom, target_has_atomic = "64")))]
+impl Wide {
+    const fn new() -> Self {
+        Self {
+            low: crate::atomic::AtomicU32::new(0),
+            high: crate::atomic::AtomicU32::new(0),
+        }
+    }
+
+    #[inline(always)]
+    fn store(&self, value: u64) {
+        self.low
+            .store(value as u32, crate::atomic::Ordering::Relaxed);
+        self.high
+            .store((value >> 32) as u32, crate::atomic::Ordering::Relaxed);
+    }
+
+    #[inline(always)]
+    fn load(&self) -> u64 {
+        (u64::from(self.high.load(crate::atomic::Ordering::Relaxed)) << 32)
+            | u64::from(self.low.load(crate::atomic::Ordering::Relaxed))
     }
 }
 

@@ -247,8 +247,8 @@ impl Stamp {
 /// A time as a [`Stamp`] stores it: never 0 (`u64::MAX`, a saturated
 /// time, is taken as `u64::MAX - 1`, which is as far off).
 #[inline(always)]
-pub(crate) const fn stamped(at: u64) -> u64 {
-    if at == u64::MAX { 1 } else { !at }
+pub(crate) fn stamped(at: u64) -> u64 {
+    (!at).max(1)
 }
 
 /// A stored stamp's time, or `None` for 0.

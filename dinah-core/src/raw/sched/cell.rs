@@ -5,7 +5,8 @@
 
 use super::state::TaskState;
 use super::word::{
-    CANCEL, KEEPS_POLLED_WAKES, LIFE_MASK, POLLING, QUEUED, WAKE_FLAGS, Word, life_bits, state_bits,
+    CANCEL, KEEPS_POLLED_WAKES, LIFE_MASK, LIVE, POLLING, QUEUED, STARTED, WAKE_FLAGS, Word,
+    life_bits, state_bits,
 };
 use crate::atomic::{AtomicU16, AtomicU32, Ordering};
 
@@ -263,8 +264,10 @@ impl<L: Link> TaskCell<L> {
     pub fn take_for_poll(&self) -> Word {
         self.transition(|word| {
             let mut next = word.0 & !WAKE_FLAGS;
-            if word.is_pending() && !word.has(CANCEL) {
-                next = Word(next).with_state(TaskState::Running).0;
+            // Live and not cancelled: `Pending` becomes `Running`, which a
+            // `Running` task already is.
+            if word.0 & (LIVE | CANCEL) == LIVE {
+                next |= STARTED;
             }
             Change::To(next, word)
         })
@@ -281,11 +284,13 @@ impl<L: Link> TaskCell<L> {
     #[inline(always)]
     pub(crate) fn take_polling(&self) -> Word {
         self.transition(|word| {
-            let mut next = Word(word.0 & !(WAKE_FLAGS | POLLING));
-            if word.is_live() && !word.has(CANCEL) {
-                next = Word(next.0 | POLLING).with_state(TaskState::Running);
+            let mut next = word.0 & !(WAKE_FLAGS | POLLING);
+            // Live and not cancelled: marked, and `Pending` becomes
+            // `Running`, which a `Running` task already is.
+            if word.0 & (LIVE | CANCEL) == LIVE {
+                next |= POLLING | STARTED;
             }
-            Change::To(next.0, word)
+            Change::To(next, word)
         })
     }
 

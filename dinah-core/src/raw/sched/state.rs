@@ -41,9 +41,9 @@ use core::fmt;
 /// # Ok::<(), dinah::task::InvalidTaskTransition>(())
 /// ```
 ///
-/// Its discriminants (1 to 5, in lifecycle order) are the lifecycle bits of
-/// a task's state word, where 0 means a vacant cell
-/// ([`Word::state`](super::Word::state) is `None`).
+/// Its discriminants are 1 to 5, in lifecycle order. A task's state word
+/// keeps the state in bits of its own (see [`Word::state`](super::Word::state),
+/// which is `None` for a vacant cell).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 #[repr(u8)]
 pub enum TaskState {

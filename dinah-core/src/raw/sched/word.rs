@@ -6,7 +6,7 @@
 //! | 1 | `WOKEN_IN_POLL`: set with `QUEUED` when the wake came, in the executor's own context, during some task's poll |
 //! | 2 | `SELF_WOKEN`: set with `QUEUED` when the wake came, in the executor's own context, during this task's own poll |
 //! | 3 | `CANCEL`: cancellation requested and not yet carried out |
-//! | 4..7 | the lifecycle: vacant, pending, running, completed, failed, cancelled |
+//! | 4..7 | the lifecycle: 0 vacant, 1 completed, 2 failed, 3 cancelled, 4 pending, 5 running (bit 6 set: the task is live) |
 //! | 7 | `POLLING`: the consumer is polling the task, or holds it for its next tick after a wake landed during that poll; a wake that finds it set leaves the queuing to the consumer |
 //! | 8..32 | the generation's low 24 bits: which task of this cell an id names |
 //!
@@ -55,7 +55,9 @@ pub(crate) const KEEPS_POLLED_WAKES: bool = !cfg!(any(target_os = "none", dinah_
 pub const GEN_MASK: u32 = (1 << (32 - GEN_SHIFT)) - 1;
 
 /// A lifecycle's three bits in the state word: 0 for a vacant cell (no
-/// task), else [`TaskState`]'s discriminant (1 to 5, in lifecycle order).
+/// task), 1 to 3 for the terminal states, 4 and 5 for the live ones, so
+/// that one bit ([`LIVE`]) tells a live task and one more ([`STARTED`]) is
+/// all a first poll sets.
 pub(crate) const fn life_bits(state: Option<TaskState>) -> u32 {
     match state {
         None => 0,
@@ -65,11 +67,31 @@ pub(crate) const fn life_bits(state: Option<TaskState>) -> u32 {
 
 /// The lifecycle bits of a task in `state`.
 pub(crate) const fn state_bits(state: TaskState) -> u32 {
-    (state as u32) << LIFE_SHIFT
+    let field = match state {
+        TaskState::Completed => 1,
+        TaskState::Failed => 2,
+        TaskState::Cancelled => 3,
+        TaskState::Pending => 4,
+        TaskState::Running => 5,
+    };
+    field << LIFE_SHIFT
 }
 
 /// The bits of a pending task, for the words that compare against them.
 const PENDING: u32 = state_bits(TaskState::Pending);
+/// Set in the lifecycle bits of a live task (`Pending` or `Running`), and
+/// only there.
+pub(crate) const LIVE: u32 = 0b100 << LIFE_SHIFT;
+/// What a first poll adds to a `Pending` task's bits to make it `Running`
+/// (and what a `Running` task has already).
+pub(crate) const STARTED: u32 = state_bits(TaskState::Running) & !PENDING;
+const _: () = assert!(PENDING & LIVE != 0 && state_bits(TaskState::Running) & LIVE != 0);
+const _: () = assert!(PENDING | STARTED == state_bits(TaskState::Running));
+const _: () = assert!(
+    state_bits(TaskState::Completed) & LIVE == 0
+        && state_bits(TaskState::Failed) & LIVE == 0
+        && state_bits(TaskState::Cancelled) & LIVE == 0
+);
 
 /// A state word, read at one moment and decoded.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -81,11 +103,11 @@ impl Word {
     #[must_use]
     pub const fn state(self) -> Option<TaskState> {
         match (self.0 & LIFE_MASK) >> LIFE_SHIFT {
-            1 => Some(TaskState::Pending),
-            2 => Some(TaskState::Running),
-            3 => Some(TaskState::Completed),
-            4 => Some(TaskState::Failed),
-            5 => Some(TaskState::Cancelled),
+            1 => Some(TaskState::Completed),
+            2 => Some(TaskState::Failed),
+            3 => Some(TaskState::Cancelled),
+            4 => Some(TaskState::Pending),
+            5 => Some(TaskState::Running),
             _ => None,
         }
     }
@@ -121,11 +143,11 @@ impl Word {
     pub const fn is_pending(self) -> bool {
         self.0 & LIFE_MASK == PENDING
     }
-    /// `Pending` or `Running`: the task is not over. Read from the bits,
-    /// without decoding the lifecycle.
+    /// `Pending` or `Running`: the task is not over. One bit, without
+    /// decoding the lifecycle.
     #[must_use]
     pub const fn is_live(self) -> bool {
-        ((self.0 & LIFE_MASK) >> LIFE_SHIFT).wrapping_sub(1) < 2
+        self.has(LIVE)
     }
     /// The word of the next task of this word's cell: the next generation
     /// (0 when its bits wrap), `Pending` and queued for its first poll. The
@@ -135,10 +157,6 @@ impl Word {
     pub(crate) const fn next_task(self) -> Self {
         let below = (1 << GEN_SHIFT) - 1;
         Self((self.0 | below).wrapping_add(1 + (PENDING | QUEUED)))
-    }
-    /// This word with the task in `state`.
-    pub(crate) const fn with_state(self, state: TaskState) -> Self {
-        Self((self.0 & !LIFE_MASK) | state_bits(state))
     }
 }
 

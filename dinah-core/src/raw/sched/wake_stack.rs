@@ -227,13 +227,20 @@ impl WakeStack {
         &self,
         cell_of: impl Fn(usize) -> &'c TaskCell<L>,
     ) -> Option<(u32, u32)> {
-        let mut top = self.head.swap(0, Ordering::Acquire);
-        if top == 0 {
+        let last = self.head.swap(0, Ordering::Acquire);
+        if last == 0 {
             return None;
         }
-        // The stack is newest first: reverse it through the links.
-        let last = top;
-        let mut reversed = 0;
+        // The stack is newest first: reverse it through the links. The
+        // newest entry ends the chain; alone (the common case between two
+        // ticks), it is the whole chain, and its link is already 0.
+        let newest = cell_of(last as usize - 1);
+        let mut top = newest.link();
+        if top == 0 {
+            return Some((last, last));
+        }
+        newest.set_link(0);
+        let mut reversed = last;
         while top != 0 {
             let cell = cell_of(top as usize - 1);
             let below = cell.link();

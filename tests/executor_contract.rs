@@ -439,6 +439,36 @@ fn the_budget_leaves_the_rest_for_the_next_tick_in_order<F: ExecutorFamily>() {
     assert_eq!(*log.borrow(), ["a", "b", "c"]);
 }
 
+fn tasks_left_by_the_budget_go_before_those_that_woke_themselves<F: ExecutorFamily>() {
+    // Each task logs, yields (waking itself), and logs again. A tick of two
+    // leaves `c` ready; `a` and `b` woke themselves during that tick, so they
+    // queue behind `c`, in the order they woke, and the tick after polls
+    // each of the three once (`c` waking itself waits once more).
+    let log = Log::default();
+    let log = &log;
+    let task = |first, second| {
+        Box::pin(async move {
+            log.borrow_mut().push(first);
+            yield_now().await;
+            log.borrow_mut().push(second);
+            Ok(())
+        }) as Task<'_>
+    };
+    let mut polled = Vec::new();
+    F::with(
+        vec![task("a1", "a2"), task("b1", "b2"), task("c1", "c2")],
+        &mut |running| {
+            polled.push(running.tick(2).unwrap().polled);
+            for _ in 0..2 {
+                polled.push(running.tick(usize::MAX).unwrap().polled);
+            }
+            assert!(!running.tick(usize::MAX).unwrap().work_remaining);
+        },
+    );
+    assert_eq!(polled, [2, 3, 1]);
+    assert_eq!(*log.borrow(), ["a1", "b1", "c1", "a2", "b2", "c2"]);
+}
+
 fn each_task_ends_once_as_it_returned<F: ExecutorFamily>() {
     let done = Box::pin(async {
         yield_now().await;
@@ -684,6 +714,7 @@ support::contract!(
         a_wake_from_another_thread_unparks_block_on,
         wakes_before_the_next_poll_coalesce,
         the_budget_leaves_the_rest_for_the_next_tick_in_order,
+        tasks_left_by_the_budget_go_before_those_that_woke_themselves,
         each_task_ends_once_as_it_returned,
         a_panicking_poll_fails_that_task_only,
         cancel_drops_the_future_once_at_the_next_scheduling_point,

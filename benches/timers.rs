@@ -11,7 +11,11 @@
 //! - `expiry_lag_10k`: 10,000 tasks each sleep a different 1–100 ms and
 //!   note how late they woke (deadline to the task's poll); p50 and p99 per
 //!   round, medians over the rounds. tokio rounds deadlines up to whole
-//!   milliseconds, dinah to microseconds. Then the machine's floor, in the
+//!   milliseconds, dinah to microseconds. Each round also counts the times
+//!   the thread running the executor gave up the CPU to wait (its voluntary
+//!   context switches, from `/proc/thread-self/status` on Linux): the parks
+//!   that reached the kernel; and the CPU time that thread ran
+//!   (`/proc/thread-self/sched`). Then the machine's floor, in the
 //!   same run: how late a bare 200 µs `park_timeout` wakes, and how often a
 //!   spinning thread loses the CPU for over 100 µs.
 //!
@@ -107,8 +111,44 @@ fn create_poll_drop(options: &Options) -> Option<f64> {
     Some(ratio)
 }
 
-/// One round of 10,000 sleeps on `spawn`'s runtime: each task's lag, sorted.
-fn lags(run: &dyn Fn(Vec<Task>), sleep: fn(Duration) -> Task) -> Vec<u64> {
+/// The times this thread gave up the CPU of its own accord so far (its
+/// voluntary context switches): each wait that blocked in the kernel is
+/// one. `None` where the kernel does not say (not Linux).
+fn voluntary_switches() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/thread-self/status").ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("voluntary_ctxt_switches:"))
+        .and_then(|count| count.trim().parse().ok())
+}
+
+/// The CPU time this thread has run so far, in microseconds, from the
+/// scheduler's own account (`/proc/thread-self/sched`). `None` where the
+/// kernel does not say.
+fn cpu_micros() -> Option<u64> {
+    let sched = std::fs::read_to_string("/proc/thread-self/sched").ok()?;
+    let millis: f64 = sched
+        .lines()
+        .find_map(|line| line.strip_prefix("se.sum_exec_runtime"))?
+        .trim_start_matches([' ', ':'])
+        .trim()
+        .parse()
+        .ok()?;
+    Some((millis * 1_000.0) as u64)
+}
+
+/// What one round of the lag case measured on one contender.
+struct Round {
+    /// Each task's lag, sorted.
+    lags: Vec<u64>,
+    /// Waits that blocked in the kernel.
+    parks: Option<u64>,
+    /// CPU time the executor's thread ran, in microseconds.
+    cpu: Option<u64>,
+}
+
+/// One round of 10,000 sleeps on `spawn`'s runtime.
+fn lags(run: &dyn Fn(Vec<Task>), sleep: fn(Duration) -> Task) -> Round {
     let lags = Rc::new(RefCell::new(Vec::with_capacity(SLEEPS)));
     let tasks: Vec<Task> = (0..SLEEPS as u64)
         .map(|i| {
@@ -122,10 +162,27 @@ fn lags(run: &dyn Fn(Vec<Task>), sleep: fn(Duration) -> Task) -> Vec<u64> {
             }) as Task
         })
         .collect();
+    let (switches, cpu) = (voluntary_switches(), cpu_micros());
     run(tasks);
+    let parks = voluntary_switches()
+        .zip(switches)
+        .map(|(after, before)| after - before);
+    let cpu = cpu_micros().zip(cpu).map(|(after, before)| after - before);
     let mut lags = Rc::try_unwrap(lags).expect("tasks done").into_inner();
     lags.sort_unstable();
-    lags
+    Round { lags, parks, cpu }
+}
+
+/// One contender's figures of the lag case, a value per round.
+#[derive(Default)]
+struct Rounds {
+    p50: Vec<u64>,
+    p99: Vec<u64>,
+    /// Waits that blocked in the kernel (none where they are not counted).
+    parks: Vec<u64>,
+    /// CPU time of the executor's thread, in microseconds (none where it
+    /// is not counted).
+    cpu: Vec<u64>,
 }
 
 fn percentile(sorted: &[u64], per_mille: usize) -> u64 {
@@ -142,9 +199,9 @@ fn expiry_lag(options: &Options) -> Option<(f64, f64)> {
         return None;
     }
     let rounds = options.samples.min(7);
-    let mut results: Vec<(&str, Vec<u64>, Vec<u64>)> = vec![
-        ("dinah LocalExecutor + wheel", Vec::new(), Vec::new()),
-        ("tokio current-thread sleep", Vec::new(), Vec::new()),
+    let mut results: Vec<(&str, Rounds)> = vec![
+        ("dinah LocalExecutor + wheel", Rounds::default()),
+        ("tokio current-thread sleep", Rounds::default()),
     ];
     for _ in 0..rounds {
         let dinah = lags(
@@ -175,22 +232,43 @@ fn expiry_lag(options: &Options) -> Option<(f64, f64)> {
             },
             |wait| Box::pin(tokio::time::sleep(wait)),
         );
-        for ((_, p50, p99), lags) in results.iter_mut().zip([dinah, tokio]) {
-            p50.push(percentile(&lags, 500));
-            p99.push(percentile(&lags, 990));
+        for ((_, rounds), round) in results.iter_mut().zip([dinah, tokio]) {
+            rounds.p50.push(percentile(&round.lags, 500));
+            rounds.p99.push(percentile(&round.lags, 990));
+            rounds.parks.extend(round.parks);
+            rounds.cpu.extend(round.cpu);
         }
     }
     println!(
         "\n## expiry_lag_10k ({SLEEPS} sleeps of 1-100 ms, median of {rounds} rounds; lag = deadline to the task's poll)"
     );
     let mut medians = Vec::new();
-    for (name, p50, p99) in &results {
+    for (
+        name,
+        Rounds {
+            p50,
+            p99,
+            parks,
+            cpu,
+        },
+    ) in &results
+    {
+        let parked = (!parks.is_empty()).then(|| median(parks.clone()));
+        let counted = |values: &Vec<u64>| {
+            if values.is_empty() {
+                "not counted".to_owned()
+            } else {
+                median(values.clone()).to_string()
+            }
+        };
         println!(
-            "{name:<34} p50 {:>6} us | p99 {:>6} us | raw p50 {p50:?} p99 {p99:?}",
+            "{name:<34} p50 {:>6} us | p99 {:>6} us | parks {} | cpu {} us | raw p50 {p50:?} p99 {p99:?} parks {parks:?} cpu {cpu:?}",
             median(p50.clone()),
-            median(p99.clone())
+            median(p99.clone()),
+            counted(parks),
+            counted(cpu),
         );
-        medians.push((median(p50.clone()), median(p99.clone())));
+        medians.push((median(p50.clone()), median(p99.clone()), parked));
     }
     let ratio = |d: u64, t: u64| d as f64 / (t.max(1)) as f64;
     let (p50, p99) = (
@@ -212,6 +290,14 @@ fn expiry_lag(options: &Options) -> Option<(f64, f64)> {
         medians[0].1,
         if medians[0].1 < 100 { "met" } else { "MISSED" }
     );
+    if let (Some(dinah), Some(tokio)) = (medians[0].2, medians[1].2) {
+        let parks = ratio(dinah, tokio);
+        target(
+            "expiry_lag_10k parks (waits that blocked): dinah / tokio (at most 1.0)",
+            parks,
+            parks <= 1.0,
+        );
+    }
     let (floor50, floor99, stalls, longest) = machine_floor();
     println!(
         "machine floor, same run: a bare 200 us park_timeout wakes late by p50 {floor50} us, p99 {floor99} us; \

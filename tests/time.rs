@@ -59,6 +59,44 @@ fn a_real_sleep_never_completes_early() {
 }
 
 #[test]
+fn timers_due_microseconds_apart_each_end_at_or_after_their_deadline() {
+    // 200 sleeps (20 under Miri) of 1 ms plus a few microseconds each, 7 µs
+    // apart: the executor waits for most of them in waits too short to park
+    // (spun), and each still ends no earlier than its own deadline.
+    const SLEEPS: u64 = if cfg!(miri) { 20 } else { 200 };
+    let executor = LocalExecutor::new();
+    let ends = Arc::new(Mutex::new(Vec::new()));
+    let start = executor.block_on(async { time::now() });
+    let handles: Vec<_> = (0..SLEEPS)
+        .map(|i| {
+            let ends = Arc::clone(&ends);
+            let wait = 1_000 + 7 * i;
+            executor
+                .try_spawn(async move {
+                    time::sleep_until(start.saturating_add_ticks(wait)).await;
+                    ends.lock().unwrap().push((i, time::now()));
+                })
+                .unwrap()
+        })
+        .collect();
+    executor.block_on(async {
+        for handle in handles {
+            handle.await.unwrap();
+        }
+    });
+    let ends = ends.lock().unwrap();
+    for &(i, end) in ends.iter() {
+        assert!(
+            end.ticks_since(start) >= 1_000 + 7 * i,
+            "sleep {i} ended {} µs after the start",
+            end.ticks_since(start)
+        );
+    }
+    assert_eq!(ends.len(), SLEEPS as usize);
+    assert_eq!(executor.timer().figures().armed, 0);
+}
+
+#[test]
 fn a_wake_from_another_thread_cuts_a_timed_park_short() {
     // The executor parks until a deadline an hour away; a wake from another
     // thread must end the park, so `block_on` returns while the long sleep

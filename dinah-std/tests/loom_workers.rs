@@ -153,14 +153,18 @@ impl Runtime {
     }
 }
 
+/// Worker `index` on a thread of its own, working until `tasks` were taken
+/// in all (see `Runtime::work`).
+fn spawn_worker(runtime: &Arc<Runtime>, index: usize, tasks: usize) -> thread::JoinHandle<()> {
+    let runtime = Arc::clone(runtime);
+    thread::spawn(move || runtime.work(index, tasks))
+}
+
 #[test]
 fn work_pushed_from_outside_reaches_a_sleeping_worker() {
     loom::model(|| {
         let runtime = Runtime::new(1);
-        let worker = {
-            let runtime = Arc::clone(&runtime);
-            thread::spawn(move || runtime.work(0, 1))
-        };
+        let worker = spawn_worker(&runtime, 0, 1);
         runtime.push();
         worker.join().unwrap();
         assert_eq!(runtime.taken.load(Ordering::SeqCst), 1);
@@ -172,10 +176,7 @@ fn one_push_with_two_workers_is_taken_once_and_nobody_is_left_asleep_by_a_stop()
     loom::model(|| {
         let runtime = Runtime::new(2);
         let workers: Vec<_> = (0..2)
-            .map(|index| {
-                let runtime = Arc::clone(&runtime);
-                thread::spawn(move || runtime.work(index, 1))
-            })
+            .map(|index| spawn_worker(&runtime, index, 1))
             .collect();
         runtime.push();
         // Whoever took it, the other may be asleep: a stop ends it.
@@ -227,31 +228,38 @@ fn work_left_in_a_held_worker_s_deque_reaches_the_other_worker() {
         // Both were spawned while worker 0 searched: nobody was woken.
         assert!(runtime.idle.start_searching());
         runtime.queued.store(2, Ordering::SeqCst);
-        let held = {
-            let runtime = Arc::clone(&runtime);
-            thread::spawn(move || {
-                // Its share of the global queue: one to poll, the rest
-                // into its deque, then the call for help a searcher that
-                // found work makes; then the poll that does not return.
-                let mut queued = runtime.queued.swap(0, Ordering::SeqCst);
-                if queued > 0 {
-                    runtime.taken.fetch_add(1, Ordering::SeqCst);
-                    queued -= 1;
-                }
-                runtime.deques[0].fetch_add(queued, Ordering::SeqCst);
-                if runtime.idle.stop_searching() {
-                    runtime.wake_one();
-                }
-            })
-        };
-        let other = {
-            let runtime = Arc::clone(&runtime);
-            thread::spawn(move || runtime.work(1, 2))
-        };
-        held.join().unwrap();
-        other.join().unwrap();
-        assert_eq!(runtime.taken.load(Ordering::SeqCst), 2);
+        both_tasks_taken_beside_worker_1(&runtime, |runtime| {
+            // Its share of the global queue: one to poll, the rest into
+            // its deque, then the call for help a searcher that found work
+            // makes; then the poll that does not return.
+            let mut queued = runtime.queued.swap(0, Ordering::SeqCst);
+            if queued > 0 {
+                runtime.taken.fetch_add(1, Ordering::SeqCst);
+                queued -= 1;
+            }
+            runtime.deques[0].fetch_add(queued, Ordering::SeqCst);
+            if runtime.idle.stop_searching() {
+                runtime.wake_one();
+            }
+        });
     });
+}
+
+/// Runs `held` as worker 0, held for good by a poll after it, on a thread
+/// of its own while worker 1 works, and checks that both of the model's
+/// two tasks were taken.
+fn both_tasks_taken_beside_worker_1(
+    runtime: &Arc<Runtime>,
+    held: impl FnOnce(&Runtime) + Send + 'static,
+) {
+    let worker_0 = {
+        let runtime = Arc::clone(runtime);
+        thread::spawn(move || held(&runtime))
+    };
+    let worker_1 = spawn_worker(runtime, 1, 2);
+    worker_0.join().unwrap();
+    worker_1.join().unwrap();
+    assert_eq!(runtime.taken.load(Ordering::SeqCst), 2);
 }
 
 /// A worker held by a long poll pushes a second task into its deque while
@@ -268,19 +276,9 @@ fn a_push_into_a_deque_a_thief_just_emptied_still_reaches_it() {
         // Worker 0 polls the task that pushed the first one; worker 1 is
         // awake and looking.
         runtime.deques[0].store(1, Ordering::SeqCst);
-        let owner = {
-            let runtime = Arc::clone(&runtime);
-            thread::spawn(move || {
-                runtime.deques[0].fetch_add(1, Ordering::SeqCst);
-                runtime.wake_one();
-            })
-        };
-        let thief = {
-            let runtime = Arc::clone(&runtime);
-            thread::spawn(move || runtime.work(1, 2))
-        };
-        owner.join().unwrap();
-        thief.join().unwrap();
-        assert_eq!(runtime.taken.load(Ordering::SeqCst), 2);
+        both_tasks_taken_beside_worker_1(&runtime, |runtime| {
+            runtime.deques[0].fetch_add(1, Ordering::SeqCst);
+            runtime.wake_one();
+        });
     });
 }

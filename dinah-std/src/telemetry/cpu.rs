@@ -398,10 +398,19 @@ mod tests {
         }
         let early = watch.look(MIN_WINDOW / 2).unwrap();
         assert_eq!(watch.fared(early, ms(1)), None, "a window too short");
-        // Burn some CPU so the account moves.
+        // Burn CPU until the account moves: a kernel may bring a running
+        // thread's account up to date only at its scheduler tick (every
+        // 4 ms at 250 Hz), so a short burn can read as none. Bounded, far
+        // beyond any tick.
         let mut x = 0u64;
-        for n in 0..2_000_000u64 {
-            x = std::hint::black_box(x.wrapping_add(n));
+        for _ in 0..100_000 {
+            for n in 0..100_000u64 {
+                x = std::hint::black_box(x.wrapping_add(n));
+            }
+            let account = read(watch.paths.as_ref().unwrap()).unwrap();
+            if account.ran > early.1.ran {
+                break;
+            }
         }
         let now = watch.look(MIN_WINDOW * 50).unwrap();
         let fared = watch.fared(now, ms(100)).expect("a window to judge");

@@ -13,6 +13,9 @@
 #   DINAH_BENCH=telemetry ./benches/callgrind.sh  dinah unmeasured and measured, tokio
 #   DINAH_BENCH=sync ./benches/callgrind.sh       one uncontended semaphore acquire and release:
 #                                                  dinah's SharedSemaphore and static Semaphore, tokio's
+#   DINAH_BENCH=handoff ./benches/callgrind.sh    one ping-pong handoff between two tasks (executor.rs's
+#                                                  ping_pong case: rounds of 2,000 handoffs, 1 and 11 rounds):
+#                                                  dinah's core executor, embassy's raw executor
 #   DINAH_BENCH=multi ./benches/callgrind.sh      one task spawned from a task and run, on one worker:
 #                                                  dinah's MultiExecutor, tokio multi-thread, async-executor
 #                                                  (rounds of 10,000 spawns: 1 and 3 rounds)
@@ -28,7 +31,8 @@ case "$name" in
     telemetry) default_contenders="dinah measured tokio" ;;
     sync) default_contenders="semaphore-dinah semaphore-static semaphore-tokio" ;;
     multi) default_contenders="dinah tokio async-executor" ;;
-    *) echo "callgrind: DINAH_BENCH is executor, hosted, telemetry, sync or multi, not $name" >&2; exit 1 ;;
+    handoff) default_contenders="dinah-ping-pong embassy-ping-pong" ;;
+    *) echo "callgrind: DINAH_BENCH is executor, hosted, telemetry, sync, multi or handoff, not $name" >&2; exit 1 ;;
 esac
 unit=yields
 one=wake+poll
@@ -42,6 +46,14 @@ if [ "$name" = multi ]; then
     short_n=1
     long_n=3
     per=20000
+fi
+if [ "$name" = handoff ]; then
+    unit="rounds of 2,000 handoffs"
+    one="handoff"
+    short_n=1
+    long_n=11
+    per=20000
+    name=executor
 fi
 read -ra cargo_args <<<"${DINAH_CARGO_ARGS:-}"
 bench=$(cargo bench --bench "$name" "${cargo_args[@]}" --no-run --message-format=json 2>/dev/null \

@@ -28,7 +28,10 @@
 //! exits (`dinah`, `embassy`, `local-pool` await `dinah::yield_now`; with
 //! `-here`, the same contenders await a yield written in this crate); `benches/callgrind.sh` runs it under callgrind at 1,000 and 101,000
 //! yields, and the difference divided by 100,000 is the instructions per
-//! wake+poll.
+//! wake+poll. `--callgrind dinah-ping-pong ROUNDS` (or `embassy-ping-pong`)
+//! runs the `ping_pong` case `ROUNDS` times instead, 2,000 handoffs each:
+//! `DINAH_BENCH=handoff benches/callgrind.sh` gives the instructions per
+//! handoff from 1 and 11 rounds.
 
 use std::cell::Cell;
 use std::future::Future;
@@ -328,6 +331,16 @@ fn callgrind(contender: &str, times: usize) {
                 .spawner()
                 .spawn(embassy_yielder_here(times, done).unwrap());
             executor.poll_until(|| done.done());
+        }
+        "dinah-ping-pong" => {
+            for _ in 0..times {
+                dinah_ping_pong();
+            }
+        }
+        "embassy-ping-pong" => {
+            for _ in 0..times {
+                embassy_ping_pong();
+            }
         }
         "local-pool-here" => {
             let mut pool = LocalPool::new();

@@ -21,8 +21,9 @@
 //!   work, behind an explicit admission limit. Size it to the blocking calls
 //!   you allow at once.
 //!
-//! In both, an idle thread looks for work for some tens of microseconds
-//! before it sleeps, so bursts of short tasks start without a
+//! In both, an idle thread looks for work for a while before it sleeps (a
+//! `WorkerPool`'s about ten microseconds, a `BlockingPool`'s some tens; see
+//! `spin.rs`), so bursts of short tasks start without a
 //! wake-up, and a submission wakes (or starts) a thread only when fewer are
 //! already headed for the queue than it has entries.
 //!

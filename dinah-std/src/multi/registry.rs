@@ -26,17 +26,17 @@ use std::time::Duration;
 
 use dinah_core::TaskId;
 
+use super::shared::Apart;
 use crate::primitives::lock;
 use crate::task::{ChildEnd, ChildKind, ChildReport};
 
-/// One live task.
+/// One live task: what every task has. Its name and its ready stamp, which
+/// only some tasks have, sit beside the places (see [`Shard`]), so that
+/// an entry is 24 bytes: written on the core that spawns the task and
+/// taken out on the core that ends it, fewer bytes move between cores.
 struct Entry {
     id: TaskId,
-    name: Option<&'static str>,
     waker: Waker,
-    /// Since when it has been ready, where the executor measures itself
-    /// (the same stamp its cell carries; 0: not ready).
-    ready: Option<Arc<AtomicU64>>,
 }
 
 /// A place in a shard: a live task, or the next free place.
@@ -48,8 +48,14 @@ enum Place {
 /// No free place.
 const NONE: usize = usize::MAX;
 
+/// A slab of places, with the names and ready stamps of the tasks that
+/// have them in vectors indexed like the places: each grows only when a
+/// named task, or one whose executor measures itself, takes a place
+/// beyond it, so a runtime of unnamed, unmeasured tasks never writes them.
 struct Shard {
     places: Vec<Place>,
+    names: Vec<Option<&'static str>>,
+    ready: Vec<Option<Arc<AtomicU64>>>,
     /// The first free place, or `NONE`.
     free: usize,
     /// Live tasks in it.
@@ -62,6 +68,8 @@ impl Default for Shard {
     fn default() -> Self {
         Self {
             places: Vec::new(),
+            names: Vec::new(),
+            ready: Vec::new(),
             free: NONE,
             live: 0,
             closed: false,
@@ -85,11 +93,32 @@ impl Shard {
         at
     }
 
+    /// Keeps `value` for place `at` in `side`, growing it only when
+    /// there is something to keep.
+    fn keep<T>(side: &mut Vec<Option<T>>, at: usize, value: Option<T>) {
+        match (side.get_mut(at), value) {
+            (Some(slot), value) => *slot = value,
+            (None, None) => {}
+            (None, Some(value)) => {
+                side.resize_with(at, || None);
+                side.push(Some(value));
+            }
+        }
+    }
+
+    /// The name of the task at place `at`, if it has one.
+    fn name_at(&self, at: usize) -> Option<&'static str> {
+        self.names.get(at).copied().flatten()
+    }
+
     fn remove(&mut self, at: usize) -> Option<Entry> {
         match std::mem::replace(self.places.get_mut(at)?, Place::Free(self.free)) {
             Place::Live(entry) => {
                 self.free = at;
                 self.live -= 1;
+                if let Some(stamp) = self.ready.get_mut(at) {
+                    *stamp = None;
+                }
                 Some(entry)
             }
             free @ Place::Free(_) => {
@@ -139,19 +168,10 @@ pub(super) struct ReadyBeyond {
 
 /// The live tasks (see the module docs).
 pub(super) struct Registry {
-    shards: Box<[Padded]>,
-}
-
-/// A shard's lock on cache lines of its own: a worker taking one shard
-/// does not pull in the line another worker is writing in the next.
-#[repr(align(128))]
-struct Padded(Mutex<Shard>);
-
-impl std::ops::Deref for Padded {
-    type Target = Mutex<Shard>;
-    fn deref(&self) -> &Mutex<Shard> {
-        &self.0
-    }
+    /// Each shard's lock on cache lines of its own: a worker taking one
+    /// shard does not pull in the line another worker is writing in the
+    /// next.
+    shards: Box<[Apart<Mutex<Shard>>]>,
 }
 
 impl Registry {
@@ -160,7 +180,7 @@ impl Registry {
         let count = (workers * 4).next_power_of_two().clamp(4, 256);
         Self {
             shards: (0..count)
-                .map(|_| Padded(Mutex::new(Shard::default())))
+                .map(|_| Apart::new(Mutex::new(Shard::default())))
                 .collect(),
         }
     }
@@ -200,13 +220,10 @@ impl Registry {
             _ => return Err(Refusal::Full),
         };
         let (made, waker) = build(key);
-        let placed = places.insert(Entry {
-            id,
-            name,
-            waker,
-            ready,
-        });
+        let placed = places.insert(Entry { id, waker });
         debug_assert_eq!(placed, at);
+        Shard::keep(&mut places.names, at, name);
+        Shard::keep(&mut places.ready, at, ready);
         Ok(made)
     }
 
@@ -215,13 +232,15 @@ impl Registry {
     pub(super) fn leave(&self, key: Key, end: ChildEnd) -> Option<TaskId> {
         let entry = {
             let mut shard = lock(&self.shards[key.shard as usize]);
-            let entry = shard.remove(key.at as usize);
+            let at = key.at as usize;
+            let name = shard.name_at(at);
+            let entry = shard.remove(at);
             if shard.closed
                 && let Some(entry) = &entry
             {
                 shard.ended.push(ChildReport {
                     id: entry.id,
-                    name: entry.name,
+                    name,
                     kind: ChildKind::Task,
                     end,
                 });
@@ -249,10 +268,15 @@ impl Registry {
     /// The name of live task `id`, if it has one.
     pub(super) fn name_of(&self, id: TaskId) -> Option<&'static str> {
         let shard = lock(&self.shards[self.shard_of(id)]);
-        shard.places.iter().find_map(|place| match place {
-            Place::Live(entry) if entry.id == id => entry.name,
-            _ => None,
-        })
+        shard
+            .places
+            .iter()
+            .enumerate()
+            .find_map(|(at, place)| match place {
+                Place::Live(entry) if entry.id == id => Some(shard.name_at(at)),
+                _ => None,
+            })
+            .flatten()
     }
 
     /// The tasks ready for longer than `limit` at `now` (both on the
@@ -263,9 +287,12 @@ impl Registry {
         let limit = u64::try_from(limit.as_nanos()).unwrap_or(u64::MAX);
         let mut found: Option<ReadyBeyond> = None;
         for shard in &*self.shards {
-            for place in &lock(shard).places {
-                let Place::Live(entry) = place else { continue };
-                let Some(ready) = &entry.ready else { continue };
+            let shard = lock(shard);
+            for (at, ready) in shard.ready.iter().enumerate() {
+                let (Some(ready), Some(Place::Live(entry))) = (ready, shard.places.get(at)) else {
+                    continue;
+                };
+                let name = shard.name_at(at);
                 let since = ready.load(Ordering::Relaxed);
                 let ready_for = now.saturating_sub(since);
                 if since == 0 || ready_for <= limit {
@@ -273,14 +300,14 @@ impl Registry {
                 }
                 let found = found.get_or_insert(ReadyBeyond {
                     task: entry.id,
-                    name: entry.name,
+                    name,
                     ready_for: Duration::ZERO,
                     tasks: 0,
                 });
                 found.tasks += 1;
                 if Duration::from_nanos(ready_for) > found.ready_for {
                     found.task = entry.id;
-                    found.name = entry.name;
+                    found.name = name;
                     found.ready_for = Duration::from_nanos(ready_for);
                 }
             }

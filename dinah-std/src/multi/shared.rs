@@ -49,6 +49,9 @@ use crate::telemetry::StdClock;
 /// A task ready to be polled: its cell, as `async-task` hands it out.
 pub(super) type Runnable = async_task::Runnable<crate::task::cell::CellMeta>;
 
+/// How many ids a worker reserves at once (see [`Shared::next_id`]).
+pub(super) const ID_BLOCK: u64 = 64;
+
 /// The runtime's state shared by its workers and handles.
 ///
 /// The fields that every spawn, search or spill writes (the next id, the
@@ -183,10 +186,18 @@ impl Shared {
         self.stealers.len()
     }
 
-    /// The next task's id: unique in this runtime, from 1.
-    pub(super) fn next_id(&self) -> TaskId {
-        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
+    /// The next task's id: unique in this runtime, from 1. A worker of
+    /// this runtime takes ids from a block of [`ID_BLOCK`] it reserved,
+    /// so that spawns on different workers do not all write one counter;
+    /// ids then follow spawn order on each worker, not across workers.
+    pub(super) fn next_id(self: &Arc<Self>) -> TaskId {
+        let n = WorkerHere::next_id(self).unwrap_or_else(|| self.reserve_ids(1));
         TaskId::new(n).unwrap_or(TaskId::MAX)
+    }
+
+    /// Reserves `count` ids and returns the first.
+    pub(super) fn reserve_ids(&self, count: u64) -> u64 {
+        self.next_id.fetch_add(count, Ordering::Relaxed)
     }
 
     /// The figures of the runtime's reactor.

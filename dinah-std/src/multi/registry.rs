@@ -186,9 +186,9 @@ impl Registry {
     }
 
     fn shard_of(&self, id: TaskId) -> usize {
-        // A worker's ids count up, so its consecutive spawns take
-        // consecutive shards. The
-        // count is a power of two: a mask, not a division.
+        // A thread's ids count up, so its consecutive spawns take
+        // consecutive shards. The count is a power of two: a mask, not a
+        // division.
         let mask = self.shards.len() as u64 - 1;
         usize::try_from(id.get() & mask).unwrap_or(0)
     }

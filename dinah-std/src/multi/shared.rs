@@ -49,8 +49,28 @@ use crate::telemetry::StdClock;
 /// A task ready to be polled: its cell, as `async-task` hands it out.
 pub(super) type Runnable = async_task::Runnable<crate::task::cell::CellMeta>;
 
-/// How many ids a worker reserves at once (see [`Shared::next_id`]).
-pub(super) const ID_BLOCK: u64 = 64;
+/// How many ids a thread reserves at once (see [`Shared::next_id`]).
+const ID_BLOCK: u64 = 64;
+
+/// Runtimes made so far in this process: each takes the next number, so
+/// that a thread's block of ids names the runtime it was reserved from
+/// (an address could be reused by a later runtime).
+static RUNTIMES: AtomicU64 = AtomicU64::new(0);
+
+/// A thread's reserved ids: those from `next` to `end` of runtime number
+/// `runtime` (0: none).
+#[derive(Clone, Copy)]
+struct IdBlock {
+    runtime: u64,
+    next: u64,
+    end: u64,
+}
+
+thread_local! {
+    static IDS: std::cell::Cell<IdBlock> = const {
+        std::cell::Cell::new(IdBlock { runtime: 0, next: 0, end: 0 })
+    };
+}
 
 /// The runtime's state shared by its workers and handles.
 ///
@@ -78,6 +98,8 @@ pub(super) struct Shared {
     /// The live tasks, which it counts.
     pub(super) registry: Registry,
     next_id: Apart<AtomicU64>,
+    /// This runtime's number in the process, from 1 (see [`RUNTIMES`]).
+    serial: u64,
     /// Spawns are refused (a shutdown began).
     closed: AtomicBool,
     /// Whether every task still alive is to end `Cancelled` at its next
@@ -167,6 +189,7 @@ impl Shared {
             driver_taken: AtomicBool::new(false),
             registry: Registry::new(workers),
             next_id: Apart::new(AtomicU64::new(1)),
+            serial: RUNTIMES.fetch_add(1, Ordering::Relaxed) + 1,
             closed: AtomicBool::new(false),
             cancel: CancelWord::default(),
             stopping: AtomicBool::new(false),
@@ -186,18 +209,28 @@ impl Shared {
         self.stealers.len()
     }
 
-    /// The next task's id: unique in this runtime, from 1. A worker of
-    /// this runtime takes ids from a block of [`ID_BLOCK`] it reserved,
-    /// so that spawns on different workers do not all write one counter;
-    /// ids then follow spawn order on each worker, not across workers.
-    pub(super) fn next_id(self: &Arc<Self>) -> TaskId {
-        let n = WorkerHere::next_id(self).unwrap_or_else(|| self.reserve_ids(1));
+    /// The next task's id: unique in this runtime, from 1. A thread takes
+    /// ids from a block of [`ID_BLOCK`] it reserved for this runtime, so
+    /// that spawns on different workers do not all write one counter; ids
+    /// then follow spawn order on each thread, not across threads.
+    pub(super) fn next_id(&self) -> TaskId {
+        let n = IDS.with(|ids| {
+            let mut block = ids.get();
+            if block.runtime != self.serial || block.next == block.end {
+                let next = self.next_id.fetch_add(ID_BLOCK, Ordering::Relaxed);
+                block = IdBlock {
+                    runtime: self.serial,
+                    next,
+                    end: next.saturating_add(ID_BLOCK),
+                };
+            }
+            ids.set(IdBlock {
+                next: block.next.saturating_add(1),
+                ..block
+            });
+            block.next
+        });
         TaskId::new(n).unwrap_or(TaskId::MAX)
-    }
-
-    /// Reserves `count` ids and returns the first.
-    pub(super) fn reserve_ids(&self, count: u64) -> u64 {
-        self.next_id.fetch_add(count, Ordering::Relaxed)
     }
 
     /// The figures of the runtime's reactor.

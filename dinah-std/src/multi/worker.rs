@@ -44,7 +44,7 @@ use std::sync::atomic::Ordering;
 use crossbeam_deque::{Steal, Worker};
 use dinah_core::telemetry::{Clock, TraceEventKind};
 
-use super::shared::{ID_BLOCK, Runnable, Shared};
+use super::shared::{Runnable, Shared};
 use crate::runtime::context;
 
 /// How often (in turns of its loop) a worker looks at the global queue
@@ -85,9 +85,6 @@ pub(crate) struct WorkerHere {
     /// it to the next poll (measuring executors only): that poll begins
     /// then, and the clock is read once between two polls, not twice.
     last_end: Cell<Option<u64>>,
-    /// The ids this worker reserved and has not given out yet: the next,
-    /// and the end of its block.
-    ids: Cell<(u64, u64)>,
 }
 
 impl WorkerHere {
@@ -171,21 +168,6 @@ impl WorkerHere {
             Arc::as_ptr(&runnable.metadata().owner),
             Arc::as_ptr(&self.shared),
         )
-    }
-
-    /// The next id from this worker's block, reserving a new block when
-    /// it is used up, if this thread is a worker of `shared`'s runtime.
-    pub(super) fn next_id(shared: &Arc<Shared>) -> Option<u64> {
-        context::with_worker(|worker| {
-            let here = worker.filter(|here| here.serves(shared))?;
-            let (mut next, mut end) = here.ids.get();
-            if next == end {
-                next = shared.reserve_ids(ID_BLOCK);
-                end = next.saturating_add(ID_BLOCK);
-            }
-            here.ids.set((next + 1, end));
-            Some(next)
-        })
     }
 
     /// Whether this worker is one of `shared`'s.
@@ -432,7 +414,6 @@ pub(super) fn work(shared: Arc<Shared>, index: usize, local: Worker<Runnable>) {
         next: Cell::new(None),
         seed: Cell::new(seed),
         last_end: Cell::new(None),
-        ids: Cell::new((0, 0)),
     });
     context::enter_worker(Rc::clone(&here));
     here.run();

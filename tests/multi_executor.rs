@@ -34,6 +34,82 @@ fn multi_executor_refuses_zero_workers_with_a_typed_error() {
     assert!(matches!(refused, Err(PoolError::ZeroMaxThreads)));
 }
 
+/// Ids are unique within a runtime whichever thread spawns (each thread
+/// takes them from a block of its own), and a thread that holds a block
+/// of one runtime's ids takes none of them for another runtime.
+#[test]
+fn multi_executor_gives_every_task_a_distinct_id_whichever_thread_spawns_it() {
+    use std::collections::BTreeSet;
+    let (first, second) = (with_workers(2), with_workers(2));
+    let mut ids = vec![Vec::new(), Vec::new()];
+    // This thread spawns into both, in turn: a block from each.
+    for _ in 0..100 {
+        for (runtime, ids) in [&first, &second].into_iter().zip(&mut ids) {
+            let task = runtime
+                .handle()
+                .try_spawn(async {})
+                .unwrap_or_else(|_| unreachable!());
+            ids.push(task.id());
+        }
+    }
+    // Two other threads, and tasks on the workers, spawn into the first.
+    let outside: Vec<_> = (0..2)
+        .map(|_| {
+            let handle = first.handle();
+            std::thread::spawn(move || {
+                (0..150)
+                    .map(|_| {
+                        handle
+                            .try_spawn(async {})
+                            .unwrap_or_else(|_| unreachable!())
+                            .id()
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let handle = first.handle();
+    let inside = first.block_on(async move {
+        let roots: Vec<_> = (0..4)
+            .map(|_| {
+                let handle = handle.clone();
+                handle
+                    .clone()
+                    .try_spawn(async move {
+                        Ok::<_, ()>(
+                            (0..100)
+                                .map(|_| {
+                                    handle
+                                        .try_spawn(async {})
+                                        .unwrap_or_else(|_| unreachable!())
+                                        .id()
+                                })
+                                .collect::<Vec<_>>(),
+                        )
+                    })
+                    .unwrap_or_else(|_| unreachable!())
+            })
+            .collect();
+        let mut inside = Vec::new();
+        for root in roots {
+            inside.push(root.id());
+            inside.extend(root.await.unwrap().unwrap());
+        }
+        inside
+    });
+    ids[0].extend(inside);
+    for thread in outside {
+        ids[0].extend(thread.join().unwrap());
+    }
+    for (ids, spawned) in ids.iter().zip([100 + 300 + 404, 100]) {
+        let distinct: BTreeSet<_> = ids.iter().copied().collect();
+        assert_eq!((ids.len(), distinct.len()), (spawned, spawned));
+    }
+    // The second runtime counts from 1 though this thread held a block of
+    // the first's when it first spawned there.
+    assert_eq!(ids[1].iter().min().map(|id| id.get()), Some(1));
+}
+
 #[test]
 fn multi_executor_runs_two_tasks_at_once_on_two_workers() {
     let executor = with_workers(2);

@@ -339,3 +339,69 @@ impl Registry {
         ended
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: u64) -> TaskId {
+        TaskId::new(n).unwrap_or_else(|_| unreachable!())
+    }
+
+    fn enter(registry: &Registry, task: TaskId, name: Option<&'static str>) -> Key {
+        registry
+            .enter(task, name, None, |key| (key, Waker::noop().clone()))
+            .unwrap_or_else(|refusal| panic!("refused: {refusal:?}"))
+    }
+
+    #[test]
+    fn a_place_reused_by_an_unnamed_task_forgets_the_name_of_the_one_before() {
+        let registry = Registry::new(1);
+        let shards = registry.shards.len() as u64;
+        // Same shard, same place: the second task reuses the first's.
+        let (named, unnamed) = (id(shards), id(2 * shards));
+        let key = enter(&registry, named, Some("uplink"));
+        assert_eq!(registry.name_of(named), Some("uplink"));
+        assert_eq!(registry.leave(key, ChildEnd::Completed), Some(named));
+        let again = enter(&registry, unnamed, None);
+        assert_eq!(again, key, "the freed place is reused");
+        assert_eq!(registry.name_of(unnamed), None);
+        assert_eq!(registry.name_of(named), None, "gone once it left");
+        assert_eq!(registry.live(), 1);
+    }
+
+    #[test]
+    fn a_named_task_beyond_the_names_kept_so_far_is_named_and_reported_by_name() {
+        let registry = Registry::new(1);
+        let shards = registry.shards.len() as u64;
+        // Three unnamed tasks take places 0 to 2 of one shard; a named one
+        // the place after them.
+        let keys: Vec<_> = (1..=3)
+            .map(|n| enter(&registry, id(n * shards), None))
+            .collect();
+        let named = id(4 * shards);
+        let key = enter(&registry, named, Some("late"));
+        assert_eq!(registry.name_of(named), Some("late"));
+        assert_eq!(registry.name_of(id(shards)), None);
+        registry.close();
+        registry.leave(key, ChildEnd::Cancelled);
+        for key in keys {
+            registry.leave(key, ChildEnd::Completed);
+        }
+        let ended: Vec<_> = registry
+            .take_ended()
+            .into_iter()
+            .map(|report| (report.id, report.name, report.end))
+            .collect();
+        assert_eq!(
+            ended,
+            [
+                (id(shards), None, ChildEnd::Completed),
+                (id(2 * shards), None, ChildEnd::Completed),
+                (id(3 * shards), None, ChildEnd::Completed),
+                (named, Some("late"), ChildEnd::Cancelled),
+            ]
+        );
+        assert_eq!(registry.live(), 0);
+    }
+}

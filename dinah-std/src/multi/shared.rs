@@ -212,7 +212,9 @@ impl Shared {
     /// The next task's id: unique in this runtime, from 1. A thread takes
     /// ids from a block of [`ID_BLOCK`] it reserved for this runtime, so
     /// that spawns on different workers do not all write one counter; ids
-    /// then follow spawn order on each thread, not across threads.
+    /// then follow spawn order on each thread, not across threads. A
+    /// thread that spawns into several runtimes in turn reserves a new
+    /// block at each change, and the rest of the old one goes unused.
     pub(super) fn next_id(&self) -> TaskId {
         let n = IDS.with(|ids| {
             let mut block = ids.get();

@@ -269,15 +269,11 @@ impl Registry {
     /// The name of live task `id`, if it has one.
     pub(super) fn name_of(&self, id: TaskId) -> Option<&'static str> {
         let shard = lock(&self.shards[self.shard_of(id)]);
-        shard
+        let at = shard
             .places
             .iter()
-            .enumerate()
-            .find_map(|(at, place)| match place {
-                Place::Live(entry) if entry.id == id => Some(shard.name_at(at)),
-                _ => None,
-            })
-            .flatten()
+            .position(|place| matches!(place, Place::Live(entry) if entry.id == id))?;
+        shard.name_at(at)
     }
 
     /// The tasks ready for longer than `limit` at `now` (both on the

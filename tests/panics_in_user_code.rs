@@ -349,9 +349,12 @@ fn multi_executor_site(site: Site) {
     );
     // Every task has left: the unread output was dropped with its panic
     // caught, and the shutdown finds nothing live.
-    assert_eq!(executor.sink_failed(), site == Site::Sink, "{label}");
     let report = executor.shutdown();
     assert_eq!(report.left(), 0, "{label}");
+    // Read once the shutdown joined the workers: a worker tells the sink
+    // that a poll ended after the task's output reached its handle, so
+    // until then the trapped event may still be on its way.
+    assert_eq!(executor.sink_failed(), site == Site::Sink, "{label}");
 }
 
 #[test]
